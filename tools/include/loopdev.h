@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Loop-device context: attach a backing file to a loop device with or
+ * without direct I/O and say honestly whether direct I/O is in effect,
+ * explain why not using the rules of the kernel's __loop_update_dio()
+ * (Linux 6.1), retune a bound device, detach it, and measure how much of
+ * the backing file and of the device sit in the page cache. One
+ * struct loopdev_ctx per device; functions return 0 or -errno and never
+ * print: the CLI owns every message.
+ */
+#ifndef NBIO_LOOPDEV_H
+#define NBIO_LOOPDEV_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LOOPDEV_CONTROL		"/dev/loop-control"
+#define LOOPDEV_MAJOR		7	/* LOOP_MAJOR, include/uapi/linux/major.h */
+#define LOOPDEV_SECTOR_MIN	512	/* blk_validate_block_size() */
+#define LOOPDEV_STATE_DIR	"/run/loopctl"	/* what attach asked for */
+
+/* Direct I/O policy for attach and set. */
+enum loopdev_dio_mode {
+	LOOPDEV_DIO_KEEP = 0,	/* set: leave direct I/O as it is */
+	LOOPDEV_DIO_OFF,	/* buffered I/O through the backing file */
+	LOOPDEV_DIO_AUTO,	/* direct I/O when possible, else buffered */
+	LOOPDEV_DIO_ON,		/* direct I/O or failure, nothing attached */
+};
+
+/* Setup flags (struct loopdev_ctx.flags). */
+enum {
+	LOOPDEV_FL_READONLY	= (1 << 0),	/* LO_FLAGS_READ_ONLY */
+	LOOPDEV_FL_AUTOCLEAR	= (1 << 1),	/* detach on last close */
+	LOOPDEV_FL_PARTSCAN	= (1 << 2),	/* scan for partitions */
+	LOOPDEV_FL_SECTOR_AUTO	= (1 << 3),	/* smallest size allowing DIO */
+	LOOPDEV_FL_LEGACY	= (1 << 4),	/* skip LOOP_CONFIGURE (tests) */
+	LOOPDEV_FL_RO_FALLBACK	= (1 << 5),	/* file was read-only: RO */
+	LOOPDEV_FL_CLAIMED	= (1 << 6),	/* we bound it: may release */
+	LOOPDEV_FL_USED_LEGACY	= (1 << 7),	/* no LOOP_CONFIGURE (< 5.8) */
+};
+
+/*
+ * Why direct I/O cannot work (struct loopdev_dio.reasons). The first
+ * three are __loop_update_dio()'s own tests: the kernel then keeps
+ * direct I/O off without an error. The others are ours.
+ */
+enum {
+	/* the file system refuses O_DIRECT (no ->direct_IO: tmpfs before
+	 * 6.6, ramfs, 9p without cache=none, ...) */
+	LOOPDEV_DIO_NO_ODIRECT	= (1 << 0),
+	/* loop sector size < the backing device's logical block size */
+	LOOPDEV_DIO_SECTOR	= (1 << 1),
+	/* offset not a multiple of the backing device's logical block size */
+	LOOPDEV_DIO_OFFSET	= (1 << 2),
+	/* sector size or offset below STATX_DIOALIGN's offset alignment: the
+	 * kernel would turn direct I/O on and the I/O would then fail */
+	LOOPDEV_DIO_FS_ALIGN	= (1 << 3),
+	/* the alignment needed is larger than any loop sector size */
+	LOOPDEV_DIO_TOO_LARGE	= (1 << 4),
+	/* warnings, not blocking: */
+	/* STATX_DIOALIGN says the file cannot do direct I/O although O_DIRECT
+	 * opens succeed (ext4 data=journal...): served through the cache */
+	LOOPDEV_DIO_FS_BUFFERED	= (1 << 8),
+	/* no STATX_DIOALIGN answer and no block device: alignment unknown */
+	LOOPDEV_DIO_ALIGN_UNKNOWN = (1 << 9),
+};
+#define LOOPDEV_DIO_BLOCKING	(LOOPDEV_DIO_NO_ODIRECT | LOOPDEV_DIO_SECTOR | \
+				 LOOPDEV_DIO_OFFSET | LOOPDEV_DIO_FS_ALIGN | \
+				 LOOPDEV_DIO_TOO_LARGE)
+
+/* The direct I/O analysis of one backing file (see loopdev_check_dio). */
+struct loopdev_dio {
+	/* inputs */
+	uint64_t offset;		/* loop offset in bytes */
+	uint32_t sector_size;		/* loop sector size, 0: kernel default */
+	/* file facts */
+	mode_t type;			/* S_IFREG or S_IFBLK */
+	dev_t st_dev;			/* the file's device and inode */
+	ino_t st_ino;
+	char fstype[32];		/* "ext4", "tmpfs", "block device", ... */
+	int odirect_errno;		/* 0: O_DIRECT accepted, else errno */
+	bool has_dioalign;		/* statx answered STATX_DIOALIGN */
+	uint32_t dio_offset_align;	/* 0: file system cannot do DIO */
+	uint32_t dio_mem_align;
+	dev_t bdev;			/* device the kernel checks, 0: none */
+	char bdev_name[32];		/* its sysfs name, e.g. "vdb" */
+	uint32_t bdev_lbs;		/* its logical block size, 0: none */
+	/* conclusions */
+	uint32_t required;		/* sector/offset alignment needed */
+	uint32_t sector_used;		/* sector size that was evaluated */
+	uint32_t best_sector;		/* smallest size allowing DIO, 0: none */
+	unsigned int reasons;		/* LOOPDEV_DIO_* */
+};
+
+static inline bool loopdev_dio_possible(const struct loopdev_dio *d)
+{
+	return !(d->reasons & LOOPDEV_DIO_BLOCKING);
+}
+
+/* Loop statistics from the series' sysfs file, when the kernel has it. */
+#define LOOPDEV_STAT_MAX	16
+struct loopdev_stat {
+	unsigned int n;				/* 0: no stat file */
+	char names[LOOPDEV_STAT_MAX][32];
+	uint64_t values[LOOPDEV_STAT_MAX];
+};
+
+/* What a bound device looks like (sysfs, plus LOOP_GET_STATUS64). */
+struct loopdev_state {
+	bool bound;
+	char back_file[PATH_MAX];	/* as the kernel prints it */
+	uint64_t offset;
+	uint64_t sizelimit;		/* 0: up to the end of the file */
+	uint64_t size;			/* device size in bytes */
+	uint32_t sector_size;		/* logical block size */
+	bool ro, autoclear, partscan, dio;
+	bool has_ino;			/* back_dev/back_ino are known */
+	dev_t back_dev;
+	ino_t back_ino;
+	struct loopdev_stat stat;
+};
+
+/* What attach or set asked for, kept in LOOPDEV_STATE_DIR. */
+struct loopdev_request {
+	bool known;
+	enum loopdev_dio_mode dio;	/* OFF, AUTO or ON */
+};
+
+struct loopdev_ctx {
+	int nr;				/* N of /dev/loopN, -1: none yet */
+	char path[PATH_MAX];		/* /dev/loopN */
+	int fd;				/* the device, -1 */
+	int ctl_fd;			/* /dev/loop-control, -1 */
+	unsigned int flags;		/* LOOPDEV_FL_* */
+
+	/* attach request */
+	int back_fd;			/* owned, opened by loopdev_open_backing */
+	char back_path[PATH_MAX];
+	uint64_t offset;
+	uint64_t sizelimit;
+	uint32_t sector_size;		/* 0: kernel default */
+	enum loopdev_dio_mode dio;
+
+	/* read back by loopdev_read_state */
+	struct loopdev_state state;
+	bool planned;			/* loopdev_plan() ran */
+	bool want_dio;			/* its verdict: ask for direct I/O */
+	unsigned int alloc_tries;	/* attach: devices tried */
+};
+
+/*
+ * loopdev_init - prepare an empty context (no device, no file).
+ * loopdev_deinit - close what the context holds; never detaches.
+ */
+void loopdev_init(struct loopdev_ctx *lc);
+void loopdev_deinit(struct loopdev_ctx *lc);
+
+/*
+ * loopdev_set_device - name the loop device to work on.
+ * @name: "/dev/loopN" or "loopN"
+ *
+ * Does not open it. Returns 0, -ENOENT if it does not exist, -ENODEV if
+ * it is not a loop device (not a block device of major 7), -errno.
+ */
+int loopdev_set_device(struct loopdev_ctx *lc, const char *name);
+
+/* loopdev_set_device_nr - name /dev/loopN by number. Returns 0, -EINVAL. */
+int loopdev_set_device_nr(struct loopdev_ctx *lc, int nr);
+
+static inline const char *loopdev_get_path(const struct loopdev_ctx *lc)
+{
+	return lc->path;
+}
+
+static inline void loopdev_set_flags(struct loopdev_ctx *lc, unsigned int fl)
+{
+	lc->flags |= fl;
+}
+
+static inline bool loopdev_is_flag(const struct loopdev_ctx *lc,
+				   unsigned int fl)
+{
+	return lc->flags & fl;
+}
+
+static inline void loopdev_set_offset(struct loopdev_ctx *lc, uint64_t off)
+{
+	lc->offset = off;
+}
+
+static inline void loopdev_set_sizelimit(struct loopdev_ctx *lc, uint64_t sz)
+{
+	lc->sizelimit = sz;
+}
+
+static inline void loopdev_set_dio(struct loopdev_ctx *lc,
+				   enum loopdev_dio_mode mode)
+{
+	lc->dio = mode;
+}
+
+/*
+ * loopdev_set_sector_size - loop logical block size for attach/set.
+ * @size: a power of two from 512 to the page size; 0: kernel default.
+ * Returns 0 or -EINVAL.
+ */
+int loopdev_set_sector_size(struct loopdev_ctx *lc, uint32_t size);
+
+/* The largest loop sector size: the page size (blk_validate_block_size). */
+uint32_t loopdev_sector_max(void);
+
+/*
+ * loopdev_open_backing - open the backing file, once, by path.
+ * @path: regular file or block device
+ *
+ * Opens read-write (read-only with LOOPDEV_FL_READONLY), O_CLOEXEC; when
+ * the file is write-protected (EROFS, EACCES) falls back to read-only and
+ * sets LOOPDEV_FL_READONLY | LOOPDEV_FL_RO_FALLBACK. Everything after
+ * uses the descriptor. Returns 0, -EINVAL if it is neither a regular file
+ * nor a block device, or -errno from open().
+ */
+int loopdev_open_backing(struct loopdev_ctx *lc, const char *path);
+
+/*
+ * loopdev_check_dio - could direct I/O work for this file?
+ * @fd: the backing file (its O_DIRECT flag is probed and restored)
+ * @d: in: offset and sector_size (0 = what the kernel would pick for a
+ *     file opened with O_DIRECT); out: every fact and the reasons
+ *
+ * Applies __loop_update_dio() (6.1) and STATX_DIOALIGN (6.1; the backing
+ * device's logical block size from sysfs or BLKSSZGET otherwise). Needs
+ * no loop device. Returns 0 (see loopdev_dio_possible()) or -errno.
+ */
+int loopdev_check_dio(int fd, struct loopdev_dio *d);
+
+/*
+ * loopdev_plan - decide how attach will set the device up.
+ * @d: out: the direct I/O analysis (zeroed when direct I/O is off and
+ *     the sector size is explicit)
+ *
+ * Resolves LOOPDEV_FL_SECTOR_AUTO (the smallest sector size that allows
+ * direct I/O, else 512) and whether direct I/O will be asked for: with
+ * LOOPDEV_DIO_AUTO only when possible. Touches no loop device. Returns 0,
+ * -EOPNOTSUPP for LOOPDEV_DIO_ON when direct I/O is impossible, -errno.
+ */
+int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d);
+
+/*
+ * loopdev_attach - bind the backing file to the named device, or to a
+ * free one (LOOP_CTL_GET_FREE under an flock on /dev/loop-control, with
+ * bounded jittered retries when another tool takes it first).
+ *
+ * Uses LOOP_CONFIGURE (5.8) with the file switched to O_DIRECT when
+ * direct I/O is wanted and possible; falls back to LOOP_SET_FD +
+ * LOOP_SET_STATUS64 + LOOP_SET_BLOCK_SIZE + LOOP_SET_DIRECT_IO when the
+ * kernel lacks it. Calls loopdev_plan() unless the caller did. Reads the
+ * state back. With LOOPDEV_DIO_ON, and
+ * whenever a step fails after the device was bound, the device is
+ * released again (it is ours). Returns 0; -EOPNOTSUPP when direct I/O
+ * was required and is not in effect; -EBUSY when the named device is
+ * bound or no free device could be claimed; -errno otherwise.
+ */
+int loopdev_attach(struct loopdev_ctx *lc);
+
+/*
+ * loopdev_read_state - fill lc->state from sysfs (no ioctl), and with
+ * LOOP_GET_STATUS64 when the device is open. Returns 0 (state.bound
+ * false when nothing is attached) or -errno.
+ */
+int loopdev_read_state(struct loopdev_ctx *lc);
+
+/*
+ * loopdev_open - open the named device.
+ * @mode: O_RDONLY or O_RDWR (O_CLOEXEC is added)
+ * Returns 0 or -errno from open().
+ */
+int loopdev_open(struct loopdev_ctx *lc, int mode);
+
+/*
+ * loopdev_retune - live change of sector size and direct I/O.
+ * @d: out: the analysis used (d->sector_used is 0 when the backing file
+ *     could not be opened to analyse it)
+ *
+ * Uses lc->sector_size (0: keep) and lc->dio (KEEP/OFF/AUTO/ON). Syncs
+ * the device, sets the sector size first (LOOP_SET_BLOCK_SIZE
+ * re-evaluates direct I/O from the backing file's O_DIRECT flag), then
+ * puts direct I/O where it was asked; EAGAIN is retried a bounded number
+ * of times. If direct I/O cannot be honoured the sector size is put
+ * back. Returns 0, -EOPNOTSUPP (direct I/O required but impossible:
+ * nothing changed), -ENXIO (not bound), -errno.
+ */
+int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d);
+
+/*
+ * loopdev_detach - LOOP_CLR_FD on the named device.
+ * @deferred: set when the device is open elsewhere and the kernel only
+ *            set autoclear: it detaches on the last close
+ * Returns 0, -ENXIO (not bound), -errno.
+ */
+int loopdev_detach(struct loopdev_ctx *lc, bool *deferred);
+
+/*
+ * loopdev_remove - LOOP_CTL_REMOVE the named (unbound, closed) device,
+ * retrying EBUSY a bounded number of times. Returns 0 or -errno.
+ */
+int loopdev_remove(struct loopdev_ctx *lc);
+
+/*
+ * loopdev_bound_list - numbers of the bound loop devices, ascending,
+ * from sysfs. @nrs is malloc()ed. Returns the count or -errno.
+ */
+int loopdev_bound_list(int **nrs);
+
+/* loopdev_open_bound_backing - open the backing file of a bound device
+ * by the path sysfs prints, read-only, and check it is the same inode
+ * when state.has_ino. Returns a descriptor or -errno (-ESTALE: a
+ * different file now has that name). */
+int loopdev_open_bound_backing(struct loopdev_ctx *lc);
+
+/*
+ * loopdev_dio_for_state - loopdev_check_dio() for a bound device, with
+ * its own offset and sector size. Returns 0 or -errno.
+ */
+int loopdev_dio_for_state(struct loopdev_ctx *lc, struct loopdev_dio *d);
+
+/* Page-cache residency of the backing file and of the device. */
+struct loopdev_cache {
+	bool back_known;		/* the backing file could be mapped */
+	uint64_t back_size, back_cached;	/* bytes */
+	uint64_t dev_size, dev_cached;		/* bytes */
+};
+
+/*
+ * loopdev_cache_file - how much of an open file is in the page cache
+ * (mincore over a read-only mapping, window by window).
+ * Returns 0 or -errno.
+ */
+int loopdev_cache_file(int fd, uint64_t size, uint64_t *cached);
+
+/*
+ * loopdev_cache - residency of the backing file and of the device's own
+ * page cache. Opens the device read-only. Returns 0 or -errno.
+ */
+int loopdev_cache(struct loopdev_ctx *lc, struct loopdev_cache *c);
+
+/*
+ * loopdev_save_request / loopdev_load_request - remember what attach or
+ * set asked for (the kernel keeps only the effective state), keyed by
+ * the backing inode so a stale record is ignored. Both return 0 or
+ * -errno; load sets req->known only for a matching record.
+ */
+int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio);
+int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req);
+void loopdev_forget_request(struct loopdev_ctx *lc);
+
+#endif /* NBIO_LOOPDEV_H */
