@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Page-cache reader: read a file chunk by chunk with preadv2(RWF_NOWAIT)
+ * and say whether the page cache held the chunk (hit), part of it
+ * (partial), none of it (miss), or whether the file cannot be read that
+ * way at all (unsupported). One pc_reader context per open file; the
+ * caller owns the file descriptor and every message.
+ */
+#ifndef NBIO_PAGECACHE_H
+#define NBIO_PAGECACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What a non-blocking read found. */
+enum pc_outcome {
+	PC_HIT = 0,	/* the whole chunk, or every byte up to EOF */
+	PC_PARTIAL,	/* some bytes, then a page that was not cached */
+	PC_MISS,	/* nothing cached at the offset (EAGAIN) */
+	PC_UNSUPPORTED,	/* the file cannot do RWF_NOWAIT (EOPNOTSUPP...) */
+	PC_EOF,		/* the offset is at or past the end of the file */
+};
+
+enum {
+	PC_FL_SEEKABLE	  = (1 << 0),	/* regular file or block device */
+	PC_FL_BLKDEV	  = (1 << 1),	/* size comes from BLKGETSIZE64 */
+	PC_FL_PROBED	  = (1 << 2),	/* one RWF_NOWAIT read was tried */
+	PC_FL_UNSUPPORTED = (1 << 3),	/* RWF_NOWAIT refused: plain reads */
+};
+
+struct pc_reader {
+	int fd;			/* not owned: the caller opens and closes */
+	unsigned int flags;	/* PC_FL_* */
+	mode_t type;		/* S_IFREG, S_IFBLK, S_IFIFO, ... */
+	uint64_t size;		/* bytes, as of the last stat (0: stream) */
+	dev_t dev;		/* st_dev and st_ino, to compare files */
+	ino_t ino;
+};
+
+/* The result of one read. */
+struct pc_result {
+	enum pc_outcome outcome;
+	size_t bytes;		/* bytes now in the buffer */
+	uint64_t ns;		/* duration of the system call(s) */
+	bool eof;		/* a read returned 0: end of file */
+};
+
+/*
+ * pc_reader_init - set up a reader over an open file descriptor
+ * @rd: context to fill
+ * @fd: file descriptor open for reading
+ *
+ * Stats @fd and records its type and size. Directories are refused.
+ * Returns 0, -EISDIR for a directory, or -errno from fstat()/ioctl().
+ */
+int pc_reader_init(struct pc_reader *rd, int fd);
+
+/* pc_reader_deinit - forget the file; does not close the descriptor. */
+void pc_reader_deinit(struct pc_reader *rd);
+
+/* True for regular files and block devices (pread/preadv2 work). */
+static inline bool pc_reader_is_seekable(const struct pc_reader *rd)
+{
+	return rd->flags & PC_FL_SEEKABLE;
+}
+
+/* True once a RWF_NOWAIT read was refused for this file. */
+static inline bool pc_reader_is_unsupported(const struct pc_reader *rd)
+{
+	return rd->flags & PC_FL_UNSUPPORTED;
+}
+
+/* Size in bytes as of the last pc_reader_refresh() (0 for streams). */
+static inline uint64_t pc_reader_get_size(const struct pc_reader *rd)
+{
+	return rd->size;
+}
+
+/*
+ * pc_reader_refresh - stat the file again (it may have grown or shrunk)
+ * Returns 0 or -errno; the new size is pc_reader_get_size().
+ */
+int pc_reader_refresh(struct pc_reader *rd);
+
+/*
+ * pc_read_nowait - read one chunk only if the page cache holds it
+ * @rd: reader of a seekable file
+ * @buf: destination, @len bytes
+ * @len: bytes wanted (> 0)
+ * @off: file offset
+ * @res: outcome, bytes read and duration
+ *
+ * One preadv2(RWF_NOWAIT), retried on EINTR. Never blocks on I/O and,
+ * on kernels where RWF_NOWAIT implies IOCB_NOIO (5.9 to 6.1 at least),
+ * never starts any. A return of 0 before the known end of file (the
+ * 5.9/5.10 bug) is checked against a fresh fstat(): it is PC_EOF only
+ * if the file really ends at @off, a PC_MISS otherwise. A short read
+ * that ends before EOF is PC_PARTIAL.
+ *
+ * Returns 0 with @res filled (EAGAIN and EOPNOTSUPP are outcomes, not
+ * errors), or -errno for real read errors (-EIO, ...).
+ */
+int pc_read_nowait(struct pc_reader *rd, void *buf, size_t len,
+		   uint64_t off, struct pc_result *res);
+
+/*
+ * pc_read_full - blocking pread() until @len bytes or end of file
+ * @fd: seekable file descriptor
+ * @buf, @len, @off: as for pread()
+ * @res: bytes read, duration; eof set when a read returned 0. The
+ *       outcome is left as the caller set it.
+ *
+ * Safe to call from several threads on the same descriptor.
+ * Returns 0 or -errno (bytes read before the error are in @res->bytes).
+ */
+int pc_read_full(int fd, void *buf, size_t len, uint64_t off,
+		 struct pc_result *res);
+
+/*
+ * pc_read_stream - one read() on a pipe, terminal or socket, EINTR
+ * retried. @res->bytes is 0 at end of input (and @res->eof is set).
+ * Returns 0 or -errno.
+ */
+int pc_read_stream(int fd, void *buf, size_t len, struct pc_result *res);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t pc_now_ns(void);
+
+#endif /* NBIO_PAGECACHE_H */
