@@ -1,0 +1,340 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by the host bats tests: bats-support/bats-assert, where the
+# binaries under test live, blktests-style gates that skip with a reason,
+# page-cache layouts built with the pagecache helper, and checks on
+# nbcat's JSON report (parsed with jq).
+#
+# Load it from a test file with: load ../helpers/common
+#
+# Environment:
+#   NBIO_BUILDDIR    build tree holding ./nbcat and tests/helpers/pagecache
+#                    (set by make check; default: the source tree root)
+#   NBIO_TEST_DIR    put per-test files under this directory instead of
+#                    $BATS_TEST_TMPDIR (e.g. a scratch ext4 in a guest)
+#   NBIO_COLD_ATTEMPTS  see retry_cold (default 6)
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+NBIO_BUILDDIR=${NBIO_BUILDDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+# shellcheck disable=SC2034 # used by the test files
+NBCAT=$NBIO_BUILDDIR/nbcat
+PAGECACHE=$NBIO_BUILDDIR/tests/helpers/pagecache
+PAGESIZE=$(getconf PAGESIZE)
+# shellcheck disable=SC2034 # used by the test files
+{
+	KiB=1024
+	MiB=$((1024 * 1024))
+	GiB=$((1024 * MiB))
+}
+
+# ---------------------------------------------------------------------
+# setup / teardown
+# ---------------------------------------------------------------------
+
+# common_setup: check the binaries exist and make $D, the per-test
+# scratch directory. A missing binary fails the test: it is a build
+# problem, not a reason to skip.
+common_setup() {
+	[[ -x $NBCAT ]] || fail "nbcat not built: $NBCAT"
+	[[ -x $PAGECACHE ]] ||
+		fail "pagecache helper not built: $PAGECACHE (make check builds it)"
+	command -v jq >/dev/null ||
+		fail "jq is not installed (scripts/lib.sh installs it)"
+	if [[ -n ${NBIO_TEST_DIR-} ]]; then
+		D=$(mktemp -d "$NBIO_TEST_DIR/nbio-test.XXXXXX")
+	else
+		D=$BATS_TEST_TMPDIR
+	fi
+}
+
+common_teardown() {
+	if [[ -n ${NBIO_TEST_DIR-} && -n ${D-} && $D == "$NBIO_TEST_DIR"/* ]]; then
+		rm -rf "$D"
+	fi
+}
+
+# ---------------------------------------------------------------------
+# Gates: skip with a human reason, never pass silently
+# ---------------------------------------------------------------------
+
+# require_cmd CMD...: skip unless every CMD is installed.
+require_cmd() {
+	local c
+	for c; do
+		command -v "$c" >/dev/null || skip "$c is not installed"
+	done
+}
+
+# require_root: skip unless running as root.
+require_root() {
+	[[ $EUID -eq 0 ]] || skip "needs root"
+}
+
+# require_nowait PATH: skip unless preadv2(RWF_NOWAIT) works on PATH (a
+# file, or a directory: probed with an empty file created in it).
+require_nowait() {
+	local p=$1 rc=0 fs
+	if [[ -d $p ]]; then
+		p=$1/.nowait-probe
+		: >"$p"
+	fi
+	fs=$(stat -f -c %T "$p")
+	"$PAGECACHE" probe "$p" >/dev/null 2>&1 || rc=$?
+	[[ $p == "$1/.nowait-probe" ]] && rm -f "$p"
+	case $rc in
+	0) ;;
+	77) skip "$1 is on $fs: RWF_NOWAIT reads not supported there" ;;
+	*) fail "pagecache probe $1 failed (exit $rc)" ;;
+	esac
+}
+
+# nowait_starts_io: succeed when a RWF_NOWAIT read that misses the page
+# cache starts I/O on this kernel (for $D's file system). In 6.1 a user's
+# RWF_NOWAIT also sets IOCB_NOIO: EAGAIN and nothing is read. The 6.18
+# host starts readahead instead: after one 64 KiB probe of a cold file, 64
+# pages were resident, and 1 to 2 in 100 cold probes returned data
+# because that I/O completed before the page-cache lookup was retried.
+# Cached per test file.
+nowait_starts_io() {
+	local cache=$BATS_FILE_TMPDIR/nowait-starts-io f=$D/.noio-probe n
+	if [[ ! -f $cache ]]; then
+		head -c $((1 * MiB)) /dev/urandom >"$f"
+		if ! "$PAGECACHE" evict "$f" >&2 ||
+			! "$PAGECACHE" nowait "$f" 0 $((64 * KiB)) >/dev/null ||
+			! read -r n _ < <("$PAGECACHE" resident "$f"); then
+			fail "cannot tell whether RWF_NOWAIT starts I/O"
+		fi
+		rm -f "$f"
+		echo "$n" >"$cache"
+	fi
+	(($(<"$cache") > 0))
+}
+
+# require_nowait_noio: skip unless a RWF_NOWAIT miss starts no I/O (6.1
+# semantics). Tests of "a cached-only run leaves the cache as it was".
+require_nowait_noio() {
+	if nowait_starts_io; then
+		skip "kernel $(uname -r) starts readahead on a RWF_NOWAIT miss (6.1 does not: IOCB_NOIO), so probing changes the cache"
+	fi
+}
+
+# ---------------------------------------------------------------------
+# Files and page-cache layouts
+# ---------------------------------------------------------------------
+
+# make_file PATH SIZE: SIZE bytes of random data, so cmp means something.
+make_file() {
+	head -c "$2" /dev/urandom >"$1"
+}
+
+# cache_layout FILE [OFFSET LENGTH]...: evict FILE from the page cache,
+# then load exactly the given page-aligned, non-overlapping ranges (LENGTH
+# may run past EOF), and check with mincore() that the cache holds those
+# pages and no others (no readahead crept in).
+cache_layout() {
+	local f=$1 size off len end want=0 got total
+	shift
+	size=$(stat -c %s "$f")
+	"$PAGECACHE" evict "$f" || return 1
+	while (($# >= 2)); do
+		off=$1 len=$2
+		shift 2
+		"$PAGECACHE" load "$f" "$off" "$len" || return 1
+		end=$((off + len > size ? size : off + len))
+		((end > off)) &&
+			want=$((want + (end + PAGESIZE - 1) / PAGESIZE - off / PAGESIZE))
+	done
+	read -r got total < <("$PAGECACHE" resident "$f")
+	if [[ $got != "$want" ]]; then
+		echo "cache_layout $f: $got of $total pages resident, want $want" >&2
+		return 1
+	fi
+}
+
+# readahead_bytes PATH: the largest window the kernel reads ahead in one
+# go on PATH's device: max(read_ahead_kb, max_sectors_kb). 32 MiB when the
+# device cannot be found (stacked or anonymous devices).
+readahead_bytes() {
+	local mm q kb=0 io
+	mm=$(stat -c '%Hd:%Ld' "$1")
+	for q in "/sys/dev/block/$mm/queue" "/sys/dev/block/$mm/../queue"; do
+		[[ -r $q/read_ahead_kb ]] && break
+	done
+	if [[ -r $q/read_ahead_kb ]]; then
+		kb=$(<"$q/read_ahead_kb")
+		io=$(<"$q/max_sectors_kb")
+		((io > kb)) && kb=$io
+	elif [[ -r /sys/class/bdi/$mm/read_ahead_kb ]]; then
+		kb=$(<"/sys/class/bdi/$mm/read_ahead_kb")
+	fi
+	((kb > 0)) || kb=32768
+	echo $((kb * KiB))
+}
+
+# cold_gap CHUNK: bytes of cached data to put between two cold ranges so
+# that no readahead started at one (a worker's read, or on newer kernels
+# the RWF_NOWAIT miss itself) reaches the other: two readahead windows
+# (a window and its async successor) plus a PMD-sized folio, plus a
+# chunk, rounded up to a multiple of CHUNK. Files laid out this way get
+# the same classification whatever the timing of nbcat's threads.
+cold_gap() {
+	local c=$1 g
+	g=$((2 * $(readahead_bytes "$D") + 2 * MiB + c))
+	echo $(((g + c - 1) / c * c))
+}
+
+# retry_cold FN [ARG]...: run FN, which sets up a layout with cold ranges,
+# runs nbcat and returns non-zero when the outcome is not the one the
+# layout implies. Once where a RWF_NOWAIT miss starts no I/O (6.1): the
+# outcome is exact. Where it does (see nowait_starts_io), a cold probe
+# now and then finds its page already read, so allow NBIO_COLD_ATTEMPTS
+# (6) attempts; each retry is reported as a TAP comment.
+retry_cold() {
+	local n=1 i
+	nowait_starts_io && n=${NBIO_COLD_ATTEMPTS:-6}
+	for ((i = 1; i <= n; i++)); do
+		"$@" && return 0
+		((i < n)) &&
+			echo "# $BATS_TEST_DESCRIPTION: attempt $i of $n differed, retrying (kernel $(uname -r) reads ahead on RWF_NOWAIT misses)" >&3
+	done
+	echo "retry_cold: $n attempt(s), outcome never matched the layout" >&2
+	return 1
+}
+
+# ---------------------------------------------------------------------
+# Running nbcat and checking what it did
+# ---------------------------------------------------------------------
+
+# nbcat_run ARG...: nbcat ARG... >$D/out 2>$D/err; exit status in
+# $nbcat_status (never fails itself).
+nbcat_run() {
+	nbcat_status=0
+	"$NBCAT" "$@" >"$D/out" 2>"$D/err" || nbcat_status=$?
+}
+
+# nbcat_json ARG...: nbcat_run with the JSON report in $D/report.json.
+nbcat_json() {
+	rm -f "$D/report.json"
+	nbcat_run -J --report "$D/report.json" "$@"
+}
+
+# expect_status N: nbcat_run's exit status was N.
+expect_status() {
+	[[ $nbcat_status == "$1" ]] && return 0
+	echo "nbcat exited $nbcat_status, want $1; stderr:" >&2
+	cat "$D/err" >&2
+	return 1
+}
+
+# expect_output FILE...: nbcat's stdout is the concatenation of FILE...
+expect_output() {
+	cat "$@" >"$D/expected" || return 1
+	cmp "$D/out" "$D/expected" >&2
+}
+
+# jq filter selecting the report row $row: "total", "@N" (the Nth row,
+# from 0) or a file path as given to nbcat.
+# shellcheck disable=SC2016 # jq variables, not shell ones
+JQ_ROW='
+	.nbcat | to_entries[]
+	| select(if $row == "total" then .value.type == "total"
+		 elif ($row | startswith("@")) then .key == ($row[1:] | tonumber)
+		 else .value.file == $row end)
+	| .value'
+
+# report_values ROW KEY...: the KEYs of one row of $D/report.json, space
+# separated (null, numbers, strings as jq -r prints them); ROW as for
+# JQ_ROW.
+report_values() {
+	local row=$1
+	shift
+	jq -r --arg row "$row" --arg keys "$*" "$JQ_ROW"'
+		| [($keys | split(" "))[] as $k | .[$k] | tostring]
+		| join(" ")' "$D/report.json"
+}
+
+# expect_row ROW KEY=VALUE...: the row has these exact values.
+expect_row() {
+	local row=$1 kv keys=() want=() got=() i rc=0
+	shift
+	for kv; do
+		keys+=("${kv%%=*}")
+		want+=("${kv#*=}")
+	done
+	read -ra got < <(report_values "$row" "${keys[@]}")
+	for i in "${!keys[@]}"; do
+		[[ ${got[i]-<no row>} == "${want[i]}" ]] && continue
+		echo "report[$row].${keys[i]}: got ${got[i]-<no row>}, want ${want[i]}" >&2
+		rc=1
+	done
+	return "$rc"
+}
+
+# expect_ratio ROW KEY VALUE: a ratio, equal to VALUE within 0.005 (the
+# report may round to two decimals); VALUE "null" means null.
+expect_ratio() {
+	local got
+	got=$(report_values "$1" "$2")
+	if [[ $3 == null || $got == null ]]; then
+		[[ $got == "$3" ]] && return 0
+	elif awk -v g="$got" -v w="$3" 'BEGIN { d = g - w; exit !(d <= 0.005 && d >= -0.005) }'; then
+		return 0
+	fi
+	echo "report[$1].$2: got $got, want $3" >&2
+	return 1
+}
+
+# expect_lines FILE LINE...: FILE holds exactly these lines, each ending
+# in a newline ("\t" in a LINE is a tab); no LINE: FILE is empty.
+expect_lines() {
+	local f=$1
+	shift
+	[[ -f $f ]] || {
+		echo "$f: no such file" >&2
+		return 1
+	}
+	if (($#)); then
+		printf '%b\n' "$@" >"$D/lines.want"
+	else
+		: >"$D/lines.want"
+	fi
+	cmp -s "$f" "$D/lines.want" && return 0
+	echo "$f: got:" >&2
+	cat -A "$f" >&2
+	echo "want:" >&2
+	cat -A "$D/lines.want" >&2
+	return 1
+}
+
+# trace_lines FILE OUTCOME: "OFFSET LENGTH" of each --trace line with
+# OUTCOME, in file order.
+trace_lines() {
+	awk -F'\t' -v o="$2" '$3 == o { print $1, $2 }' "$1"
+}
+
+# expect_trace_wellformed FILE PATH...: every line of the --trace FILE is
+# OFFSET<tab>LENGTH<tab>OUTCOME<tab>NS<tab>PATH, numbers in decimal, a
+# known outcome, and one of the PATHs.
+expect_trace_wellformed() {
+	local f=$1
+	shift
+	[[ -s $f ]] || {
+		echo "$f: empty or missing" >&2
+		return 1
+	}
+	awk -F'\t' -v paths="$*" '
+		BEGIN { n = split(paths, p, " "); for (i = 1; i <= n; i++) ok[p[i]] = 1 }
+		NF != 5 || $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ ||
+		$3 !~ /^(hit|partial|miss|unsupported|blocking|fallback|stream)$/ ||
+		!($5 in ok) { print FILENAME ":" NR ": malformed: " $0; bad = 1 }
+		END { exit bad }' "$f" >&2
+}
+
+# json_type ROW KEY: jq's type of a report field (number, string, null...)
+json_type() {
+	jq -r --arg row "$1" --arg k "$2" "$JQ_ROW"' | .[$k] | type' \
+		"$D/report.json"
+}

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pagecache - put one file's pages into or out of the page cache, and say
+ * what is there, so host tests get deterministic hits and misses without
+ * root and without dropping the whole machine's cache.
+ *
+ *   pagecache evict FILE [OFFSET LENGTH]     fdatasync + FADV_DONTNEED
+ *   pagecache load FILE [OFFSET LENGTH]      read the range (no readahead)
+ *   pagecache probe FILE                     0: RWF_NOWAIT works, 77: not
+ *                                            supported, 1: other error
+ *   pagecache resident FILE [OFFSET LENGTH]  "<resident> <total>" pages
+ *   pagecache nowait FILE OFFSET LENGTH      one preadv2(RWF_NOWAIT): print
+ *                                            the bytes read or "EAGAIN"
+ *   pagecache stdin-random FILE PROG [ARG]...
+ *                                            run PROG with FILE on stdin,
+ *                                            readahead off (FADV_RANDOM)
+ *
+ * OFFSET and LENGTH are decimal bytes; LENGTH 0 means "to the end of the
+ * file", as for posix_fadvise(). Exit 0 on success, 1 on error, 77 for a
+ * missing kernel feature (the Automake skip code).
+ *
+ * Ranges are meant to be page aligned: the kernel evicts and maps whole
+ * pages (and whole folios: evict() checks that the range really left).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#ifndef RWF_NOWAIT
+# define RWF_NOWAIT 0x00000008	/* Linux 4.14 */
+#endif
+
+enum {
+	PC_EXIT_OK = 0,
+	PC_EXIT_FAILURE = 1,
+	PC_EXIT_UNSUPPORTED = 77,	/* Automake's "skip" */
+};
+
+/* FADV_DONTNEED skips pages that are locked or under writeback: retry. */
+#define PC_EVICT_TRIES	10
+
+#define PC_BUFSZ	(1024 * 1024)
+
+struct pc_range {
+	const char *path;
+	int fd;
+	uint64_t size;		/* st_size */
+	uint64_t off;		/* start of the range */
+	uint64_t len;		/* length of the range, clipped to st_size */
+	long pagesz;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage:\n"
+	      " pagecache evict FILE [OFFSET LENGTH]\n"
+	      " pagecache load FILE [OFFSET LENGTH]\n"
+	      " pagecache probe FILE\n"
+	      " pagecache resident FILE [OFFSET LENGTH]\n"
+	      " pagecache nowait FILE OFFSET LENGTH\n"
+	      " pagecache stdin-random FILE PROG [ARG]...\n"
+	      "\n"
+	      "LENGTH 0 means to the end of the file. Exit status: 0 ok,\n"
+	      "1 error, 77 RWF_NOWAIT not supported (probe).\n", out);
+}
+
+static int parse_u64(const char *s, uint64_t *res)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -errno;
+	if (*end)
+		return -EINVAL;
+	*res = v;
+	return 0;
+}
+
+/* Open @path and fill @r; offsets come from argv when given. */
+static int range_open(struct pc_range *r, const char *path,
+		      const char *off, const char *len)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->pagesz = sysconf(_SC_PAGESIZE);
+	if (off && (parse_u64(off, &r->off) || parse_u64(len, &r->len))) {
+		fprintf(stderr, "pagecache: invalid range: '%s' '%s'\n",
+			off, len);
+		return -EINVAL;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		fprintf(stderr, "pagecache: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(r->fd, &st)) {
+		fprintf(stderr, "pagecache: %s: %s\n", path, strerror(errno));
+		close(r->fd);
+		return -errno;
+	}
+	r->size = st.st_size;
+	if (r->off > r->size)
+		r->off = r->size;
+	if (!r->len || r->len > r->size - r->off)
+		r->len = r->size - r->off;
+	return 0;
+}
+
+/*
+ * Count resident pages of [off, off + len) with mincore() on a shared
+ * read-only mapping. Mapping does not fault pages in; mincore() only looks.
+ */
+static int count_resident(struct pc_range *r, uint64_t *resident,
+			  uint64_t *total)
+{
+	uint64_t start = r->off & ~((uint64_t)r->pagesz - 1);
+	uint64_t maplen = r->off + r->len - start;
+	uint64_t npages = (maplen + r->pagesz - 1) / r->pagesz;
+	unsigned char *vec;
+	void *map;
+	uint64_t i;
+
+	*resident = 0;
+	*total = npages;
+	if (!npages)
+		return 0;
+	map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, start);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "pagecache: %s: mmap: %s\n", r->path,
+			strerror(errno));
+		return -errno;
+	}
+	vec = malloc(npages);
+	if (!vec) {
+		munmap(map, maplen);
+		fputs("pagecache: out of memory\n", stderr);
+		return -ENOMEM;
+	}
+	if (mincore(map, maplen, vec)) {
+		int e = errno;
+
+		fprintf(stderr, "pagecache: %s: mincore: %s\n", r->path,
+			strerror(e));
+		free(vec);
+		munmap(map, maplen);
+		return -e;
+	}
+	for (i = 0; i < npages; i++)
+		*resident += vec[i] & 1;
+	free(vec);
+	munmap(map, maplen);
+	return 0;
+}
+
+static int do_evict(struct pc_range *r)
+{
+	uint64_t res, total;
+	int i, rc;
+
+	if (fdatasync(r->fd)) {
+		fprintf(stderr, "pagecache: %s: fdatasync: %s\n", r->path,
+			strerror(errno));
+		return PC_EXIT_FAILURE;
+	}
+	for (i = 0; i < PC_EVICT_TRIES; i++) {
+		rc = posix_fadvise(r->fd, r->off, r->len, POSIX_FADV_DONTNEED);
+		if (rc) {
+			fprintf(stderr, "pagecache: %s: posix_fadvise: %s\n",
+				r->path, strerror(rc));
+			return PC_EXIT_FAILURE;
+		}
+		if (count_resident(r, &res, &total))
+			return PC_EXIT_FAILURE;
+		if (!res)
+			return PC_EXIT_OK;
+		usleep(10000);
+	}
+	/*
+	 * DONTNEED drops only whole folios inside the range: a large folio
+	 * that straddles a range boundary stays. Say so rather than let a
+	 * test assert on a cache state we did not produce.
+	 */
+	fprintf(stderr, "pagecache: %s: %" PRIu64 " of %" PRIu64
+		" pages still resident after eviction\n", r->path, res, total);
+	return PC_EXIT_FAILURE;
+}
+
+static int do_load(struct pc_range *r)
+{
+	uint64_t pos = r->off, end = r->off + r->len;
+	char *buf;
+	int rc;
+
+	/*
+	 * FADV_RANDOM turns readahead off for this open file, so only the
+	 * pages of the range come in and "warm exactly this range" holds.
+	 */
+	rc = posix_fadvise(r->fd, 0, 0, POSIX_FADV_RANDOM);
+	if (rc) {
+		fprintf(stderr, "pagecache: %s: posix_fadvise: %s\n",
+			r->path, strerror(rc));
+		return PC_EXIT_FAILURE;
+	}
+	buf = malloc(PC_BUFSZ);
+	if (!buf) {
+		fputs("pagecache: out of memory\n", stderr);
+		return PC_EXIT_FAILURE;
+	}
+	while (pos < end) {
+		size_t want = end - pos < PC_BUFSZ ? end - pos : PC_BUFSZ;
+		ssize_t n = pread(r->fd, buf, want, pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "pagecache: %s: read: %s\n", r->path,
+				strerror(errno));
+			free(buf);
+			return PC_EXIT_FAILURE;
+		}
+		if (n == 0)
+			break;	/* shrank under us: nothing more to load */
+		pos += n;
+	}
+	free(buf);
+	return PC_EXIT_OK;
+}
+
+/*
+ * Probe at EOF: the flag check (FMODE_NOWAIT, kernel 4.14+) comes before
+ * any page-cache lookup, and a read at EOF returns 0 without touching the
+ * cache, so probing never changes what a test set up.
+ */
+static int do_probe(struct pc_range *r)
+{
+	char c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	ssize_t n;
+
+	n = preadv2(r->fd, &iov, 1, r->size, RWF_NOWAIT);
+	if (n >= 0 || errno == EAGAIN)
+		return PC_EXIT_OK;
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		printf("%s: RWF_NOWAIT not supported: %s\n", r->path,
+		       strerror(errno));
+		return PC_EXIT_UNSUPPORTED;
+	}
+	fprintf(stderr, "pagecache: %s: preadv2: %s\n", r->path,
+		strerror(errno));
+	return PC_EXIT_FAILURE;
+}
+
+static int do_resident(struct pc_range *r)
+{
+	uint64_t res, total;
+
+	if (count_resident(r, &res, &total))
+		return PC_EXIT_FAILURE;
+	printf("%" PRIu64 " %" PRIu64 "\n", res, total);
+	return PC_EXIT_OK;
+}
+
+/* One non-blocking read, as nbcat's probe does it: what does it return? */
+static int do_nowait(struct pc_range *r)
+{
+	struct iovec iov;
+	ssize_t n;
+	int rc = PC_EXIT_OK;
+
+	iov.iov_len = r->len ? r->len : 1;
+	iov.iov_base = malloc(iov.iov_len);
+	if (!iov.iov_base) {
+		fputs("pagecache: out of memory\n", stderr);
+		return PC_EXIT_FAILURE;
+	}
+	do {
+		n = preadv2(r->fd, &iov, 1, r->off, RWF_NOWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n >= 0) {
+		printf("%zd\n", n);
+	} else if (errno == EAGAIN) {
+		puts("EAGAIN");
+	} else if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		printf("%s\n", strerror(errno));
+		rc = PC_EXIT_UNSUPPORTED;
+	} else {
+		fprintf(stderr, "pagecache: %s: preadv2: %s\n", r->path,
+			strerror(errno));
+		rc = PC_EXIT_FAILURE;
+	}
+	free(iov.iov_base);
+	return rc;
+}
+
+/*
+ * Run a program with @r's file as standard input and readahead off on that
+ * open file (FMODE_RANDOM, shared through the inherited descriptor): reads
+ * then bring in exactly the pages asked for, so a cold file stays cold
+ * ahead of the reader and every chunk's first probe is a real miss.
+ */
+static int do_stdin_random(struct pc_range *r, char **argv)
+{
+	int rc = posix_fadvise(r->fd, 0, 0, POSIX_FADV_RANDOM);
+
+	if (rc) {
+		fprintf(stderr, "pagecache: %s: posix_fadvise: %s\n",
+			r->path, strerror(rc));
+		return PC_EXIT_FAILURE;
+	}
+	if (r->fd != STDIN_FILENO && dup2(r->fd, STDIN_FILENO) < 0) {
+		fprintf(stderr, "pagecache: dup2: %s\n", strerror(errno));
+		return PC_EXIT_FAILURE;
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "pagecache: %s: %s\n", argv[0], strerror(errno));
+	return 127;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct pc_range *);
+		int min_args, max_args;	/* after the command name */
+	} cmds[] = {
+		{ "evict", do_evict, 1, 3 },
+		{ "load", do_load, 1, 3 },
+		{ "probe", do_probe, 1, 1 },
+		{ "resident", do_resident, 1, 3 },
+		{ "nowait", do_nowait, 3, 3 },
+	};
+	struct pc_range r;
+	size_t i;
+	int nargs = argc - 2, rc;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") ||
+			  !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return PC_EXIT_OK;
+	}
+	if (argc >= 4 && !strcmp(argv[1], "stdin-random")) {
+		if (range_open(&r, argv[2], NULL, NULL))
+			return PC_EXIT_FAILURE;
+		rc = do_stdin_random(&r, argv + 3);
+		close(r.fd);
+		return rc;
+	}
+	for (i = 0; argc >= 3 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		/* FILE alone, or FILE OFFSET LENGTH */
+		if (nargs < cmds[i].min_args || nargs > cmds[i].max_args ||
+		    nargs == 2)
+			break;
+		if (range_open(&r, argv[2], nargs == 3 ? argv[3] : NULL,
+			       nargs == 3 ? argv[4] : NULL))
+			return PC_EXIT_FAILURE;
+		rc = cmds[i].fn(&r);
+		close(r.fd);
+		return rc;
+	}
+	usage(stderr);
+	return PC_EXIT_FAILURE;
+}

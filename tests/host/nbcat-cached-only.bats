@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --cached-only[=stop|skip]: write only what the page cache holds, record
+# what it did not (--missing, the MISSING column), exit 2 when anything
+# was missing, 1 when anything failed. Layouts as in nbcat-classify.bats:
+# cold ranges cold_gap() apart so readahead cannot blur them.
+
+load ../helpers/common
+
+setup() {
+	common_setup
+	require_nowait "$D"
+	F=$D/f
+}
+
+teardown() {
+	common_teardown
+}
+
+C=$((64 * KiB))
+P=$PAGESIZE
+
+# extract FILE OFFSET LENGTH: those bytes of FILE on stdout.
+extract() {
+	dd if="$1" iflag=skip_bytes,count_bytes skip="$2" count="$3" \
+		bs=64K status=none
+}
+
+@test "warm file: everything written, exit 0, nothing missing" {
+	local s=$((3 * C + 5)) how
+	make_file "$F" "$s"
+	cache_layout "$F" 0 "$s"
+	for how in "" "=stop" "=skip"; do
+		nbcat_json -b 64K --cached-only$how -m "$D/missing" "$F"
+		expect_status 0
+		expect_output "$F"
+		expect_lines "$D/missing"
+		expect_row "$F" bytes="$s" missing=0 hit_bytes="$s" miss_bytes=0
+	done
+}
+
+cold_stop() {
+	cache_layout "$F" || return 1
+	nbcat_json -b 64K "$@" -m "$D/missing" "$F"
+	expect_status 2 && expect_row "$F" bytes=0 missing="$S" &&
+		expect_lines "$D/missing" "$F\t0\t$S"
+}
+
+@test "cold file, stop: nothing written, exit 2, the whole file missing" {
+	S=$((3 * C + 5))
+	make_file "$F" "$S"
+	retry_cold cold_stop --cached-only
+	[[ ! -s $D/out ]]
+	expect_row total missing="$S" bytes=0
+}
+
+@test "-c, --cached-only and --cached-only=stop are the same" {
+	S=$((2 * C))
+	make_file "$F" "$S"
+	retry_cold cold_stop -c
+	retry_cold cold_stop --cached-only=stop
+	retry_cold cold_stop -cstop
+}
+
+# Cached: the first W bytes (2 chunks and 3 pages); the rest cold.
+W=''
+prefix_stop() {
+	cache_layout "$F" 0 "$W" || return 1
+	nbcat_json -b 64K --cached-only -m "$D/missing" "$F"
+	expect_status 2 && expect_row "$F" bytes="$W" missing=$((S - W)) &&
+		expect_lines "$D/missing" "$F\t$W\t$((S - W))"
+}
+
+@test "stop: the cached prefix is written, up to the first missing byte" {
+	S=$((5 * C))
+	W=$((2 * C + 3 * P))
+	make_file "$F" "$S"
+	retry_cold prefix_stop
+	head -c "$W" "$F" >"$D/expected"
+	cmp "$D/out" "$D/expected"
+}
+
+# a cold, b warm, c cached for its first 5 pages.
+stop_next_file() {
+	cache_layout "$D/a" || return 1
+	cache_layout "$D/b" 0 $((2 * C)) || return 1
+	cache_layout "$D/c" 0 $((5 * P)) || return 1
+	nbcat_json -b 64K --cached-only -m "$D/missing" "$D/a" "$D/b" "$D/c"
+	expect_status 2 &&
+		expect_lines "$D/missing" "$D/a\t0\t$((C + 1))" \
+			"$D/c\t$((5 * P))\t$((3 * C - 5 * P))"
+}
+
+@test "stop goes on with the next file" {
+	make_file "$D/a" $((C + 1))
+	make_file "$D/b" $((2 * C))
+	make_file "$D/c" $((3 * C))
+	retry_cold stop_next_file
+	{
+		cat "$D/b"
+		head -c $((5 * P)) "$D/c"
+	} >"$D/expected"
+	cmp "$D/out" "$D/expected"
+	expect_row "$D/a" bytes=0 missing=$((C + 1))
+	expect_row "$D/b" bytes=$((2 * C)) missing=0
+	expect_row "$D/c" bytes=$((5 * P)) missing=$((3 * C - 5 * P))
+	expect_row total bytes=$((2 * C + 5 * P)) \
+		missing=$((C + 1 + 3 * C - 5 * P))
+}
+
+# Three cold ranges, cold_gap() apart: the first 2 pages; 4 pages across
+# the chunk boundary at A (one merged range); the last, partial page.
+A='' B=''
+skip_layout() {
+	local s=$(($(stat -c %s "$F")))
+	cache_layout "$F" $((2 * P)) $((A - 4 * P)) \
+		$((A + 2 * P)) $((B + 3 * P - A - 2 * P)) || return 1
+	nbcat_json -b 64K --cached-only=skip -m "$D/missing" "$F"
+	expect_status 2 &&
+		expect_lines "$D/missing" "$F\t0\t$((2 * P))" \
+			"$F\t$((A - 2 * P))\t$((4 * P))" \
+			"$F\t$((B + 3 * P))\t$((s - B - 3 * P))" &&
+		expect_row "$F" missing=$((6 * P + s - B - 3 * P)) \
+			bytes=$((B + 3 * P - 6 * P))
+}
+
+@test "skip: only cached pages written; missing ranges exact to the page" {
+	local g
+	g=$(cold_gap $C)
+	A=$(((g + 4 * P + C - 1) / C * C))
+	B=$(((A + 2 * P + g + C - 1) / C * C))
+	make_file "$F" $((B + 3 * P + 100))
+	retry_cold skip_layout
+	{
+		extract "$F" $((2 * P)) $((A - 4 * P))
+		extract "$F" $((A + 2 * P)) $((B + P - A))
+	} >"$D/expected"
+	cmp "$D/out" "$D/expected"
+}
+
+cold_skip() {
+	cache_layout "$F" || return 1
+	nbcat_json -b 64K --cached-only=skip -m "$D/missing" "$F"
+	expect_status 2 && expect_lines "$D/missing" "$F\t0\t$((3 * P + 5))"
+}
+
+@test "skip on a cold file: nothing written, one range" {
+	make_file "$F" $((3 * P + 5))
+	retry_cold cold_skip
+	[[ ! -s $D/out ]]
+	expect_row "$F" bytes=0 missing=$((3 * P + 5))
+}
+
+@test "exit 1 wins over 2: a missing file and a cold one" {
+	make_file "$F" $C
+	"$PAGECACHE" evict "$F"
+	nbcat_run -q -b 64K --cached-only "$D/nope" "$F"
+	expect_status 1
+	assert_equal "$(<"$D/err")" "nbcat: $D/nope: No such file or directory"
+}
+
+@test "a cached-only run leaves the page cache as it was (6.1 semantics)" {
+	local g s how before after
+	g=$(cold_gap $C)
+	s=$((2 * C + g))
+	make_file "$F" "$s"
+	require_nowait_noio
+	for how in stop skip; do
+		cache_layout "$F" $C $((g + 5 * P))
+		before=$("$PAGECACHE" resident "$F")
+		nbcat_run -q -b 64K --cached-only=$how "$F"
+		expect_status 2
+		after=$("$PAGECACHE" resident "$F")
+		assert_equal "$after" "$before"
+	done
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The report: JSON keys and types, the total row, where the report goes
+# (stderr, --report FILE, nowhere with -q), the table options (--raw,
+# --noheadings, --output), --trace lines and --progress on stderr only.
+# Warm files only: every number here is exact whatever the kernel.
+
+load ../helpers/common
+
+setup() {
+	common_setup
+	require_nowait "$D"
+}
+
+teardown() {
+	common_teardown
+}
+
+C=$((64 * KiB))
+
+KEYS=(file type mode size bytes chunks hit_chunks partial_chunks miss_chunks
+	unsup_chunks hit_bytes partial_bytes miss_bytes unsup_bytes hit_ratio
+	chunk_hit_ratio nowait_p50_ns nowait_p99_ns nowait_max_ns eagain_p50_ns
+	eagain_p99_ns eagain_max_ns fallback_p50_ns fallback_p99_ns
+	fallback_max_ns seconds bps missing)
+
+COUNTS=(size bytes chunks hit_chunks partial_chunks miss_chunks unsup_chunks
+	hit_bytes partial_bytes miss_bytes unsup_bytes missing)
+
+# warm NAME SIZE: a cached file $D/NAME.
+warm() {
+	make_file "$D/$1" "$2"
+	cache_layout "$D/$1" 0 "$2"
+}
+
+# expect_types ROW KEY=TYPE...
+expect_types() {
+	local row=$1 kv t rc=0
+	shift
+	for kv; do
+		t=$(json_type "$row" "${kv%%=*}")
+		[[ $t == "${kv#*=}" ]] && continue
+		echo "report[$row].${kv%%=*}: type $t, want ${kv#*=}" >&2
+		rc=1
+	done
+	return "$rc"
+}
+
+@test "JSON: one object per file and a total, every column, typed" {
+	warm a $((3 * C))
+	nbcat_json -b 64K "$D/a"
+	expect_status 0
+	run -0 jq -r '.nbcat | length' "$D/report.json"
+	assert_output 2
+	local k
+	for k in "${KEYS[@]}"; do
+		run -0 jq -r --arg k "$k" '[.nbcat[] | has($k)] | all' "$D/report.json"
+		[[ $output == true ]] || fail "key $k missing"
+	done
+	expect_types "$D/a" file=string type=string mode=string
+	expect_types total file=null type=string mode=null
+	for k in "${COUNTS[@]}" seconds bps hit_ratio chunk_hit_ratio \
+		nowait_p50_ns nowait_p99_ns nowait_max_ns; do
+		expect_types "$D/a" "$k=number"
+		expect_types total "$k=number"
+	done
+	for k in eagain_p50_ns eagain_p99_ns eagain_max_ns fallback_p50_ns \
+		fallback_p99_ns fallback_max_ns; do
+		expect_types "$D/a" "$k=null"
+	done
+	expect_row @1 type=total
+}
+
+@test "JSON: the total row adds up the files" {
+	warm a $((3 * C))
+	warm b 1
+	warm c $((C + 7))
+	nbcat_json -b 64K "$D/a" "$D/b" "$D/c"
+	expect_status 0
+	local k
+	for k in "${COUNTS[@]}"; do
+		run -0 jq -r --arg k "$k" '
+			([.nbcat[] | select(.type == "file") | .[$k]] | add)
+			== (.nbcat[] | select(.type == "total") | .[$k])' \
+			"$D/report.json"
+		[[ $output == true ]] || fail "total.$k is not the sum"
+	done
+	expect_row total bytes=$((4 * C + 8)) chunks=6 hit_chunks=6
+}
+
+@test "JSON: latencies p50 <= p99 <= max, bps > 0" {
+	warm a $((1 * MiB))
+	nbcat_json -b 4K "$D/a"
+	expect_status 0
+	expect_row "$D/a" hit_chunks=256
+	run -0 jq -r --arg f "$D/a" '.nbcat[] | select(.file == $f)
+		| (.nowait_p50_ns <= .nowait_p99_ns and
+		   .nowait_p99_ns <= .nowait_max_ns and .nowait_p50_ns > 0 and
+		   .bps > 0 and .seconds >= 0)' "$D/report.json"
+	assert_output true
+}
+
+@test "JSON: an empty file has 0 chunks and null ratios" {
+	: >"$D/e"
+	nbcat_json "$D/e"
+	expect_status 0
+	expect_row "$D/e" mode=nowait size=0 bytes=0 chunks=0 hit_bytes=0 \
+		miss_bytes=0 hit_ratio=null chunk_hit_ratio=null
+}
+
+@test "human report on stderr by default: a row per file, total with several" {
+	warm a 100
+	warm b 200
+	nbcat_run "$D/a"
+	expect_status 0
+	expect_output "$D/a"
+	run -0 cat "$D/err"
+	assert_equal "${#lines[@]}" 2
+	assert_line -n 0 --partial FILE
+	assert_line -n 1 --partial "$D/a"
+	nbcat_run "$D/a" "$D/b"
+	run -0 cat "$D/err"
+	assert_equal "${#lines[@]}" 4
+	assert_line -n 3 --partial total
+}
+
+@test "-q: no report at all" {
+	warm a 100
+	nbcat_run -q "$D/a"
+	expect_status 0
+	expect_output "$D/a"
+	expect_lines "$D/err"
+	nbcat_run -q -J "$D/a"
+	expect_lines "$D/err"
+}
+
+@test "--raw, --noheadings, --output" {
+	warm a 100
+	warm b 200
+	nbcat_run --raw -o TYPE,BYTES "$D/a" "$D/b"
+	expect_status 0
+	expect_lines "$D/err" "TYPE BYTES" "file 100" "file 200" "total 300"
+	nbcat_run --raw -n -o FILE,BYTES,HIT_BYTES,MODE "$D/a"
+	expect_lines "$D/err" "$D/a 100 100 nowait"
+	nbcat_run --noheadings -o BYTES "$D/a" "$D/b"
+	run -0 cat "$D/err"
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 0 --regexp '^ *100$'
+	assert_line -n 2 --regexp '^ *300$'
+}
+
+@test "--json --output: only the chosen keys" {
+	warm a 100
+	nbcat_json -o FILE,BYTES "$D/a"
+	expect_status 0
+	run -0 jq -c '[.nbcat[] | keys]' "$D/report.json"
+	assert_output '[["bytes","file"],["bytes","file"]]'
+}
+
+@test "--report FILE: the report goes there, stderr stays empty" {
+	warm a 100
+	nbcat_run --report "$D/r.txt" --raw -o TYPE,BYTES "$D/a"
+	expect_status 0
+	expect_output "$D/a"
+	expect_lines "$D/err"
+	expect_lines "$D/r.txt" "TYPE BYTES" "file 100"
+	nbcat_run -r "$D/r.json" -J "$D/a"
+	expect_lines "$D/err"
+	run -0 jq -r '.nbcat[0].bytes' "$D/r.json"
+	assert_output 100
+}
+
+@test "--trace: one line per chunk, hit outcomes on a warm file" {
+	warm a $((2 * C + 1))
+	nbcat_run -q -b 64K -t "$D/trace" "$D/a"
+	expect_status 0
+	expect_trace_wellformed "$D/trace" "$D/a"
+	[[ $(cut -f1-3,5 "$D/trace") == \
+		"0"$'\t'"$C"$'\t'"hit"$'\t'"$D/a"$'\n'"$C"$'\t'"$C"$'\t'"hit"$'\t'"$D/a"$'\n'"$((2 * C))"$'\t'"1"$'\t'"hit"$'\t'"$D/a" ]] ||
+		fail "trace: $(cat -A "$D/trace")"
+}
+
+@test "--trace with strategy blocking: contiguous blocking reads" {
+	warm a $((3 * C + 10))
+	nbcat_run -q -s blocking -b 64K -t "$D/trace" "$D/a"
+	expect_status 0
+	expect_trace_wellformed "$D/trace" "$D/a"
+	[[ $(awk -F'\t' '$3 != "blocking"' "$D/trace") == "" ]]
+	run -0 awk -F'\t' '$2 > 0 { if ($1 != n) print "gap at " $1; n += $2 }
+		END { print n }' "$D/trace"
+	assert_output $((3 * C + 10))
+}
+
+@test "--progress: one line on stderr, stdout untouched" {
+	warm a $((16 * MiB))
+	nbcat_run --report "$D/r" -p "$D/a"
+	expect_status 0
+	expect_output "$D/a"
+	[[ -s $D/err ]]
+	# updates are separated by \r; exactly one newline, at the end
+	[[ $(tr -cd '\n' <"$D/err" | wc -c) == 1 ]]
+	[[ $(tail -c1 "$D/err" | od -An -c | tr -d ' ') == '\n' ]]
+	nbcat_run --report "$D/r" "$D/a"
+	expect_lines "$D/err"
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# nbcat's command line: --help, --version, the man page agreeing with
+# --help, unknown options, and every option value checked before any
+# file is read (exit 1, "nbcat: invalid ...: 'VALUE'", nothing on stdout).
+
+load ../helpers/common
+
+setup() {
+	common_setup
+	F=$D/f
+	make_file "$F" $((20 * KiB))
+}
+
+teardown() {
+	common_teardown
+}
+
+# The options of the interface contract, as --help prints them.
+OPTIONS=(
+	'-s, --strategy <name>'
+	'-j, --jobs <num>'
+	'-b, --chunk-size <size>'
+	'-w, --window <num>'
+	'-c, --cached-only[=<how>]'
+	'-m, --missing <file>'
+	'--prefetch'
+	'-q, --quiet'
+	'-J, --json'
+	'-r, --report <file>'
+	'-o, --output <list>'
+	'--raw'
+	'-n, --noheadings'
+	'-t, --trace <file>'
+	'-p, --progress'
+	'-h, --help'
+	'-V, --version'
+)
+
+COLUMNS_SPEC=(
+	FILE TYPE MODE SIZE BYTES CHUNKS HIT_CHUNKS PARTIAL_CHUNKS MISS_CHUNKS
+	UNSUP_CHUNKS HIT_BYTES PARTIAL_BYTES MISS_BYTES UNSUP_BYTES HIT_RATIO
+	CHUNK_HIT_RATIO NOWAIT_P50_NS NOWAIT_P99_NS NOWAIT_MAX_NS EAGAIN_P50_NS
+	EAGAIN_P99_NS EAGAIN_MAX_NS FALLBACK_P50_NS FALLBACK_P99_NS
+	FALLBACK_MAX_NS SECONDS BPS MISSING
+)
+
+# help_options: "SPEC<tab>DESCRIPTION" for each option line of --help,
+# continuation lines joined.
+help_options() {
+	"$NBCAT" --help | awk '
+		/^Options:/ { on = 1; next }
+		on && /^$/ { exit }
+		on && /^ +-/ {
+			if (spec != "") print spec "\t" desc
+			line = $0
+			sub(/^ +/, "", line)
+			n = match(line, /  +/)
+			spec = substr(line, 1, n - 1)
+			desc = substr(line, n + RLENGTH)
+			next
+		}
+		on && /^ +[^ -]/ { l = $0; sub(/^ +/, "", l); desc = desc " " l }
+		END { if (spec != "") print spec "\t" desc }'
+}
+
+@test "--help: usage on stdout, exit 0, every option of the contract" {
+	run --separate-stderr -0 "$NBCAT" --help
+	assert_equal "$stderr" ""
+	assert_line -n 0 "Usage:"
+	assert_line -n 1 " nbcat [options] [<file>...]"
+	for o in "${OPTIONS[@]}"; do
+		assert_line --regexp "^ +$(printf '%s' "$o" | sed 's/[][.*^$]/\\&/g')  "
+	done
+	run -0 "$NBCAT" -h
+	assert_line -n 1 " nbcat [options] [<file>...]"
+}
+
+@test "--help: lists every report column" {
+	run --separate-stderr -0 "$NBCAT" --help
+	local c
+	for c in "${COLUMNS_SPEC[@]}"; do
+		assert_line --regexp "^ +$c( |$)"
+	done
+}
+
+@test "--version and -V: version on stdout, exit 0" {
+	local v
+	v=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$NBIO_BUILDDIR/config.h")
+	[[ -n $v ]]
+	run --separate-stderr -0 "$NBCAT" --version
+	assert_output --partial "nbcat"
+	assert_output --partial "$v"
+	assert_equal "$stderr" ""
+	run --separate-stderr -0 "$NBCAT" -V
+	assert_output --partial "$v"
+}
+
+@test "man page: OPTIONS match --help word for word" {
+	require_cmd mandoc
+	local man=$NBIO_SRCDIR/man/nbcat.1 text spec desc long n=0
+	[[ -f $man ]] || fail "$man is missing"
+	text=$(mandoc -T ascii -O width=1000 "$man" | col -bx | tr -s ' \t\n' ' ')
+	while IFS=$'\t' read -r spec desc; do
+		n=$((n + 1))
+		long=$(grep -o -- '--[a-z-]*' <<<"$spec")
+		[[ $text == *"$long"* ]] || fail "man page lacks $long"
+		desc=$(tr -s ' ' <<<"$desc")
+		[[ $text == *"$desc"* ]] ||
+			fail "man page lacks the --help text of $long: '$desc'"
+	done < <(help_options)
+	((n == ${#OPTIONS[@]})) || fail "--help has $n option lines, want ${#OPTIONS[@]}"
+}
+
+@test "unknown options: 'Try' line, exit 1, nothing on stdout" {
+	local o
+	for o in --bogus -Z; do
+		run --separate-stderr -1 "$NBCAT" "$o" "$F"
+		assert_output ""
+		[[ ${stderr##*$'\n'} == "Try 'nbcat --help' for more information." ]] ||
+			fail "$o: last stderr line: ${stderr##*$'\n'}"
+	done
+}
+
+# expect_invalid WHAT VALUE ARGS...: nbcat ARGS refuses VALUE.
+expect_invalid() {
+	local what=$1 v=$2
+	shift 2
+	run --separate-stderr "$NBCAT" "$@" "$F"
+	[[ $status == 1 ]] || fail "$* : exit $status, want 1"
+	[[ -z $output ]] || fail "$* : wrote to stdout"
+	[[ $stderr == "nbcat: invalid $what"*"'$v'"* ]] ||
+		fail "$* : stderr '$stderr', want \"nbcat: invalid $what...: '$v'\""
+}
+
+# expect_valid ARGS...: nbcat ARGS copies the file, exit 0.
+expect_valid() {
+	nbcat_run -q "$@" "$F"
+	expect_status 0 || fail "$* : refused"
+	cmp -s "$D/out" "$F" || fail "$* : output differs from the file"
+}
+
+@test "chunk size: malformed or out of range (4KiB..64MiB, multiple of 512)" {
+	local v
+	for v in 3x '' 0 1000 4095 2K 3584 4097 64M1 67109376 65M 1T -1 ' 4K' 4K_; do
+		expect_invalid "chunk size" "$v" -b "$v"
+		expect_invalid "chunk size" "$v" --chunk-size="$v"
+	done
+}
+
+@test "chunk size: the limits and suffixes are accepted" {
+	local v
+	for v in 4K 4096 4608 4KiB 8KB 128K 256KiB 1M 64M 67108864; do
+		# 8KB is 8000 bytes: not a multiple of 512
+		if [[ $v == 8KB ]]; then
+			expect_invalid "chunk size" "$v" -b "$v"
+			continue
+		fi
+		expect_valid -b "$v"
+	done
+}
+
+@test "jobs: 1..256" {
+	local v
+	for v in 0 257 x '' -1 1K; do
+		expect_invalid "" "$v" -j "$v"
+	done
+	for v in 1 256; do
+		expect_valid -j "$v"
+	done
+}
+
+@test "window: 1..1024" {
+	local v
+	for v in 0 1025 x '' -1; do
+		expect_invalid "" "$v" -w "$v"
+	done
+	for v in 1 1024; do
+		expect_valid -w "$v"
+	done
+}
+
+@test "strategy: nowait, blocking, pool; anything else refused" {
+	local v
+	for v in nowait blocking pool; do
+		expect_valid -s "$v"
+		expect_valid --strategy="$v"
+	done
+	for v in bogus '' Pool; do
+		run --separate-stderr -1 "$NBCAT" -s "$v" "$F"
+		assert_output ""
+		[[ $stderr == "nbcat: "*"'$v'"* ]] || fail "-s '$v': stderr: $stderr"
+	done
+}
+
+@test "--cached-only=<how>: stop or skip; anything else refused" {
+	run --separate-stderr -1 "$NBCAT" --cached-only=bogus "$F"
+	assert_output ""
+	[[ $stderr == "nbcat: "*"'bogus'"* ]] || fail "stderr: $stderr"
+}
+
+@test "--cached-only and --prefetch conflict, in either order" {
+	local args
+	for args in "--cached-only --prefetch" "--prefetch --cached-only" \
+		"--prefetch --cached-only=skip" "-cstop --prefetch"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		run --separate-stderr -1 "$NBCAT" $args "$F"
+		assert_output ""
+		[[ $stderr == "nbcat: "* ]] || fail "$args: stderr: $stderr"
+	done
+}
+
+@test "--missing -: refused, data already goes to stdout" {
+	run --separate-stderr -1 "$NBCAT" --missing - "$F"
+	assert_output ""
+	[[ $stderr == "nbcat: "* ]] || fail "stderr: $stderr"
+}
+
+@test "--output: an unknown column is refused" {
+	run --separate-stderr -1 "$NBCAT" -o FILE,BOGUS "$F"
+	assert_output ""
+	[[ $stderr == "nbcat: "*BOGUS* ]] || fail "stderr: $stderr"
+}
