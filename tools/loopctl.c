@@ -753,7 +753,8 @@ enum {
 	COL_DIO,
 	COL_DIO_REQ,
 	COL_DIO_WHY,
-	NR_STATUS_COLS,
+	COL_STAT,	/* LOOPDEV_NR_STATS columns from loop/stat */
+	NR_STATUS_COLS = COL_STAT + LOOPDEV_NR_STATS,
 };
 
 static const struct colinfo status_cols[NR_STATUS_COLS] = {
@@ -789,6 +790,26 @@ static const struct colinfo status_cols[NR_STATUS_COLS] = {
 			      "unknown)" },
 	[COL_DIO_WHY]	  = { "DIO-WHY", 0.3, SCOLS_FL_TRUNC,
 			      SCOLS_JSON_STRING, "why direct I/O is off" },
+	/* the loop/stat fields, in the kernel's order */
+#define STAT_COL(id, name, help) \
+	[COL_STAT + LOOPDEV_STAT_##id] = { name, 5, SCOLS_FL_RIGHT, \
+					   SCOLS_JSON_NUMBER, help }
+	STAT_COL(DIO_READ_REQS,   "DIO-READ-REQS",   "direct I/O read requests"),
+	STAT_COL(DIO_READ_BYTES,  "DIO-READ-BYTES",  "bytes read with direct I/O"),
+	STAT_COL(DIO_WRITE_REQS,  "DIO-WRITE-REQS",  "direct I/O write requests"),
+	STAT_COL(DIO_WRITE_BYTES, "DIO-WRITE-BYTES", "bytes written with direct I/O"),
+	STAT_COL(BUF_READ_REQS,   "BUF-READ-REQS",   "buffered read requests"),
+	STAT_COL(BUF_READ_BYTES,  "BUF-READ-BYTES",  "bytes read buffered"),
+	STAT_COL(BUF_WRITE_REQS,  "BUF-WRITE-REQS",  "buffered write requests"),
+	STAT_COL(BUF_WRITE_BYTES, "BUF-WRITE-BYTES", "bytes written buffered"),
+	STAT_COL(FLUSH_REQS,      "FLUSH-REQS",      "flush requests"),
+	STAT_COL(DISCARD_REQS,    "DISCARD-REQS",    "discard requests"),
+	STAT_COL(DISCARD_BYTES,   "DISCARD-BYTES",   "bytes discarded"),
+	STAT_COL(ERRORS,          "ERRORS",          "failed requests"),
+	STAT_COL(SHORT_READS,     "SHORT-READS",     "short reads"),
+	STAT_COL(QUEUED,          "QUEUED",          "requests queued now"),
+	STAT_COL(MAX_BACKLOG,     "MAX-BACKLOG",     "most requests ever queued"),
+#undef STAT_COL
 };
 
 enum {
@@ -824,7 +845,7 @@ static const struct colinfo cache_cols[NR_CACHE_COLS] = {
 struct output {
 	const struct colinfo *infos;
 	size_t ninfos;
-	int cols[32];
+	int cols[64];
 	size_t ncols;
 	bool json, raw, noheadings, bytes;
 };
@@ -838,6 +859,13 @@ static int column_id(const struct output *o, const char *name, size_t len)
 		    !strncasecmp(o->infos[i].name, name, len))
 			return (int)i;
 	return -1;
+}
+
+static void add_column(struct output *o, int id)
+{
+	if (o->ncols == sizeof(o->cols) / sizeof(o->cols[0]))
+		errx(LOOPCTL_EXIT_FAILURE, "--output: too many columns");
+	o->cols[o->ncols++] = id;
 }
 
 /* --output LIST, or +LIST to add to the defaults. */
@@ -860,10 +888,7 @@ static void parse_columns(struct output *o, const char *list, const char *cmd)
 			      (int)(end - p), p);
 			errtryhelp(cmd);
 		}
-		if (o->ncols == sizeof(o->cols) / sizeof(o->cols[0]))
-			errx(LOOPCTL_EXIT_FAILURE, "--output: too many "
-			     "columns");
-		o->cols[o->ncols++] = id;
+		add_column(o, id);
 		p = *end ? end + 1 : end;
 	}
 	if (!o->ncols)
@@ -947,7 +972,7 @@ static void print_columns_help(const struct colinfo *infos, size_t n)
 
 	fputs("\nAvailable output columns:\n", stdout);
 	for (i = 0; i < n; i++)
-		printf(" %12s  %s\n", infos[i].name, infos[i].help);
+		printf(" %15s  %s\n", infos[i].name, infos[i].help);
 }
 
 /* Device arguments, or every bound device. Returns a count. */
@@ -1007,6 +1032,8 @@ static void __attribute__((__noreturn__)) usage_status(void)
 	      " -O, --output <list>       the columns to show (+<list> adds to the\n"
 	      "                             default ones)\n"
 	      "     --output-all          show all columns\n"
+	      " -s, --stats               add the loop I/O statistics columns (kernels\n"
+	      "                             with the series' loop/stat file)\n"
 	      " -h, --help                display this help\n", stdout);
 	print_columns_help(status_cols, NR_STATUS_COLS);
 	exit(LOOPCTL_EXIT_OK);
@@ -1095,6 +1122,11 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			if (why[0])
 				set_cell(ln, i, "%s", why);
 			break;
+		default:	/* a loop/stat field; empty without the file */
+			if (s->stat.present)
+				set_cell(ln, i, "%" PRIu64,
+					 s->stat.v[o->cols[i] - COL_STAT]);
+			break;
 		}
 	}
 }
@@ -1107,8 +1139,16 @@ static int cmd_status(int argc, char **argv)
 		{ "noheadings", no_argument,       NULL, 'n' },
 		{ "output",     required_argument, NULL, 'O' },
 		{ "output-all", no_argument,       NULL, OPT_OUTPUT_ALL },
+		{ "stats",      no_argument,       NULL, 's' },
 		{ "help",       no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
+	};
+	static const int stats[] = {
+		COL_STAT + LOOPDEV_STAT_DIO_READ_BYTES,
+		COL_STAT + LOOPDEV_STAT_DIO_WRITE_BYTES,
+		COL_STAT + LOOPDEV_STAT_BUF_READ_BYTES,
+		COL_STAT + LOOPDEV_STAT_BUF_WRITE_BYTES,
+		COL_STAT + LOOPDEV_STAT_ERRORS,
 	};
 	static const int defaults[] = {
 		COL_NAME, COL_BACK_FILE, COL_OFFSET, COL_SIZELIMIT,
@@ -1124,10 +1164,14 @@ static int cmd_status(int argc, char **argv)
 
 	for (k = 0; k < sizeof(defaults) / sizeof(*defaults); k++)
 		o.cols[o.ncols++] = defaults[k];
-	while ((c = getopt_long(argc, argv, "JnO:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "JnO:sh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 			o.json = true;
+			break;
+		case 's':
+			for (k = 0; k < sizeof(stats) / sizeof(*stats); k++)
+				add_column(&o, stats[k]);
 			break;
 		case OPT_RAW:
 			o.raw = true;

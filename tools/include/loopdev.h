@@ -99,13 +99,38 @@ static inline bool loopdev_dio_possible(const struct loopdev_dio *d)
 	return !(d->reasons & LOOPDEV_DIO_BLOCKING);
 }
 
-/* Loop statistics from the series' sysfs file, when the kernel has it. */
-#define LOOPDEV_STAT_MAX	16
-struct loopdev_stat {
-	unsigned int n;				/* 0: no stat file */
-	char names[LOOPDEV_STAT_MAX][32];
-	uint64_t values[LOOPDEV_STAT_MAX];
+/*
+ * Loop statistics: /sys/block/loopN/loop/stat, added by the series'
+ * kernel/patches/0001-loop-add-per-device-I-O-statistics.patch (see
+ * Documentation/ABI/testing/sysfs-block-loop there): one line of decimal
+ * fields in this order. Absent on other kernels.
+ */
+enum {
+	LOOPDEV_STAT_DIO_READ_REQS,
+	LOOPDEV_STAT_DIO_READ_BYTES,
+	LOOPDEV_STAT_DIO_WRITE_REQS,
+	LOOPDEV_STAT_DIO_WRITE_BYTES,
+	LOOPDEV_STAT_BUF_READ_REQS,
+	LOOPDEV_STAT_BUF_READ_BYTES,
+	LOOPDEV_STAT_BUF_WRITE_REQS,
+	LOOPDEV_STAT_BUF_WRITE_BYTES,
+	LOOPDEV_STAT_FLUSH_REQS,
+	LOOPDEV_STAT_DISCARD_REQS,
+	LOOPDEV_STAT_DISCARD_BYTES,
+	LOOPDEV_STAT_ERRORS,
+	LOOPDEV_STAT_SHORT_READS,
+	LOOPDEV_STAT_QUEUED,
+	LOOPDEV_STAT_MAX_BACKLOG,	/* a high-water mark, not a counter */
+	LOOPDEV_NR_STATS,
 };
+
+struct loopdev_stat {
+	bool present;			/* the file exists and parsed */
+	uint64_t v[LOOPDEV_NR_STATS];
+};
+
+/* loopdev_stat_name - "dio_read_reqs"... for LOOPDEV_STAT_*. */
+const char *loopdev_stat_name(unsigned int i);
 
 /* What a bound device looks like (sysfs, plus LOOP_GET_STATUS64). */
 struct loopdev_state {

@@ -643,25 +643,45 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 /* ------------------------------------------------------------------ */
 /* state                                                               */
 
+static const char *const stat_names[LOOPDEV_NR_STATS] = {
+	"dio_read_reqs", "dio_read_bytes", "dio_write_reqs", "dio_write_bytes",
+	"buf_read_reqs", "buf_read_bytes", "buf_write_reqs", "buf_write_bytes",
+	"flush_reqs", "discard_reqs", "discard_bytes", "errors",
+	"short_reads", "queued", "max_backlog",
+};
+
+const char *loopdev_stat_name(unsigned int i)
+{
+	return i < LOOPDEV_NR_STATS ? stat_names[i] : NULL;
+}
+
+/* One line of decimal fields; fields a later kernel appends are ignored,
+ * fewer than we know means a format we do not understand: absent. */
 static void read_stat(struct loopdev_ctx *lc)
 {
-	char path[PATH_MAX], buf[4096], *save = NULL, *line;
-	struct loopdev_stat *s = &lc->state.stat;
+	struct loopdev_stat *st = &lc->state.stat;
+	char path[PATH_MAX], buf[1024], *p, *end;
 	unsigned long long v;
-	char name[32];
+	unsigned int n;
 
-	s->n = 0;
+	memset(st, 0, sizeof(*st));
 	if (loop_sysfs_path(lc, "loop/stat", path, sizeof(path)) ||
 	    read_str(path, buf, sizeof(buf)))
 		return;
-	/* One "name value" pair a line. */
-	for (line = strtok_r(buf, "\n", &save); line && s->n < LOOPDEV_STAT_MAX;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%31[^: ]%*[: ]%llu", name, &v) != 2)
-			continue;
-		copy_str(s->names[s->n], sizeof(s->names[s->n]), name);
-		s->values[s->n++] = v;
+	p = buf;
+	for (n = 0; n < LOOPDEV_NR_STATS; n++) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			return;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno)
+			return;
+		st->v[n] = v;
+		p = end;
 	}
+	st->present = true;
 }
 
 int loopdev_read_state(struct loopdev_ctx *lc)
