@@ -1307,12 +1307,16 @@ static int cmd_set(int argc, char **argv)
 		exit(report(dev, rc, "open"));
 	rc = loopdev_retune(&lc, &d);
 	if (rc == -EOPNOTSUPP) {
-		warnx("%s: direct I/O %s, nothing changed%s", dev,
-		      lc.dio == LOOPDEV_DIO_KEEP ?
-		      "would be turned off by this sector size" :
-		      "is impossible", d.sector_used ? ":" : "");
-		if (d.sector_used)
+		if (d.sector_used && !loopdev_dio_possible(&d)) {
+			warnx("%s: direct I/O %s, nothing changed:", dev,
+			      lc.dio == LOOPDEV_DIO_KEEP ?
+			      "would be turned off by this sector size" :
+			      "is impossible");
 			explain(stderr, dev, &d, true);
+		} else {
+			warnx("%s: the kernel refused direct I/O (EINVAL), "
+			      "nothing changed", dev);
+		}
 		exit(LOOPCTL_EXIT_NO_DIO);
 	}
 	if (rc)

@@ -1045,8 +1045,7 @@ int loopdev_attach(struct loopdev_ctx *lc)
 	return 0;
 fail:
 	release_claimed(lc);
-	if (lc->nr >= 0 && (lc->flags & LOOPDEV_FL_CLAIMED) == 0)
-		memset(&lc->state, 0, sizeof(lc->state));
+	memset(&lc->state, 0, sizeof(lc->state));
 	return rc;
 }
 
@@ -1160,12 +1159,20 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 				rc = -EOPNOTSUPP;
 		}
 	}
-	if (!rc)
-		rc = loopdev_read_state(lc);
-	else
+	if (rc) {
 		loopdev_read_state(lc);
-	if (!rc && want && !lc->state.dio && lc->dio != LOOPDEV_DIO_AUTO)
+		return rc;
+	}
+	rc = loopdev_read_state(lc);
+	if (!rc && want && !lc->state.dio && lc->dio != LOOPDEV_DIO_AUTO) {
+		/* loop_set_dio() returned 0, so this would be a kernel that
+		 * lies: put things back and say so */
+		if (new_sector != old_sector)
+			set_sector(lc, old_sector);
+		ioctl(lc->fd, LOOP_SET_DIRECT_IO, (unsigned long)old_dio);
+		loopdev_read_state(lc);
 		rc = -EOPNOTSUPP;
+	}
 	return rc;
 }
 
