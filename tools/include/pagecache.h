@@ -16,25 +16,25 @@
 
 /* What a non-blocking read found. */
 enum pc_outcome {
-	PC_HIT = 0,	/* the whole chunk, or every byte up to EOF */
-	PC_PARTIAL,	/* some bytes, then a page that was not cached */
-	PC_MISS,	/* nothing cached at the offset (EAGAIN) */
-	PC_UNSUPPORTED,	/* the file cannot do RWF_NOWAIT (EOPNOTSUPP...) */
-	PC_EOF,		/* the offset is at or past the end of the file */
+	PC_HIT = 0,		/* the whole chunk, or all bytes to EOF */
+	PC_PARTIAL,		/* some bytes, then an uncached page */
+	PC_MISS,		/* nothing cached at the offset */
+	PC_UNSUPPORTED,		/* no RWF_NOWAIT here (EOPNOTSUPP...) */
+	PC_EOF,			/* the offset is at or past EOF */
 };
 
 enum {
-	PC_FL_SEEKABLE	  = (1 << 0),	/* regular file or block device */
-	PC_FL_BLKDEV	  = (1 << 1),	/* size comes from BLKGETSIZE64 */
-	PC_FL_PROBED	  = (1 << 2),	/* one RWF_NOWAIT read was tried */
-	PC_FL_UNSUPPORTED = (1 << 3),	/* RWF_NOWAIT refused: plain reads */
+	PC_FL_SEEKABLE	  = (1 << 0),	/* regular file or blkdev */
+	PC_FL_BLKDEV	  = (1 << 1),	/* size from BLKGETSIZE64 */
+	PC_FL_PROBED	  = (1 << 2),	/* RWF_NOWAIT was tried */
+	PC_FL_UNSUPPORTED = (1 << 3),	/* RWF_NOWAIT refused */
 };
 
 struct pc_reader {
-	int fd;			/* not owned: the caller opens and closes */
+	int fd;			/* the caller opens and closes it */
 	unsigned int flags;	/* PC_FL_* */
-	mode_t type;		/* S_IFREG, S_IFBLK, S_IFIFO, ... */
-	uint64_t size;		/* bytes, as of the last stat (0: stream) */
+	mode_t type;		/* S_IFREG, S_IFBLK, S_IFIFO... */
+	uint64_t size;		/* bytes at the last stat (0: stream) */
 	dev_t dev;		/* st_dev and st_ino, to compare files */
 	ino_t ino;
 };

@@ -15,7 +15,8 @@ static unsigned int hist_bucket(uint64_t v)
 
 	if (v < HIST_SUB)
 		return (unsigned int)v;
-	msb = 63 - (unsigned int)__builtin_clzll(v);	/* >= HIST_SUB_BITS */
+	/* v >= HIST_SUB, so msb >= HIST_SUB_BITS */
+	msb = 63 - (unsigned int)__builtin_clzll(v);
 	shift = msb - HIST_SUB_BITS;
 	return (shift + 1) * HIST_SUB + (unsigned int)((v >> shift) - HIST_SUB);
 }
