@@ -113,11 +113,11 @@ nowait_starts_io() {
 	(($(<"$cache") > 0))
 }
 
-# require_nowait_noio: skip unless a RWF_NOWAIT miss starts no I/O (6.1
-# semantics). Tests of "a cached-only run leaves the cache as it was".
+# require_nowait_noio WHY: skip unless a RWF_NOWAIT miss starts no I/O
+# (6.1 semantics); WHY says what the test needs it for.
 require_nowait_noio() {
 	if nowait_starts_io; then
-		skip "kernel $(uname -r) starts readahead on a RWF_NOWAIT miss (6.1 does not: IOCB_NOIO), so probing changes the cache"
+		skip "kernel $(uname -r) starts readahead on a RWF_NOWAIT miss (6.1 does not: IOCB_NOIO), so $1"
 	fi
 }
 
@@ -209,10 +209,11 @@ retry_cold() {
 # ---------------------------------------------------------------------
 
 # nbcat_run ARG...: nbcat ARG... >$D/out 2>$D/err; exit status in
-# $nbcat_status (never fails itself).
+# $nbcat_status (never fails itself). NBCAT_OUT=/dev/null skips writing
+# big outputs to a file.
 nbcat_run() {
 	nbcat_status=0
-	"$NBCAT" "$@" >"$D/out" 2>"$D/err" || nbcat_status=$?
+	"$NBCAT" "$@" >"${NBCAT_OUT:-$D/out}" 2>"$D/err" || nbcat_status=$?
 }
 
 # nbcat_json ARG...: nbcat_run with the JSON report in $D/report.json.

@@ -126,6 +126,11 @@ skip_layout() {
 
 @test "skip: only cached pages written; missing ranges exact to the page" {
 	local g
+	# where a RWF_NOWAIT miss starts readahead, the skipped pages are read
+	# in behind nbcat's back (on 6.18 the 4-page range was found cached in
+	# 5 of 6 runs), so the exact ranges hold only with 6.1 semantics; the
+	# next test checks what holds everywhere
+	require_nowait_noio "skipped ranges are read in before nbcat probes them"
 	g=$(cold_gap $C)
 	A=$(((g + 4 * P + C - 1) / C * C))
 	B=$(((A + 2 * P + g + C - 1) / C * C))
@@ -136,6 +141,45 @@ skip_layout() {
 		extract "$F" $((A + 2 * P)) $((B + P - A))
 	} >"$D/expected"
 	cmp "$D/out" "$D/expected"
+}
+
+# ranges_complement SIZE: from "PATH<tab>OFFSET<tab>LENGTH" lines on
+# stdin, the "OFFSET LENGTH" ranges of [0, SIZE) they leave out; fails
+# unless the ranges are sorted, disjoint, not adjacent (merged) and
+# page aligned except at SIZE.
+ranges_complement() {
+	awk -F'\t' -v size="$1" -v p="$P" '
+		$2 < pos || ($2 == pos && NR > 1) || $2 % p ||
+		($2 + $3 != size && ($2 + $3) % p) || $3 <= 0 {
+			print "bad range: " $0 > "/dev/stderr"; bad = 1
+		}
+		{ if ($2 > pos) print pos, $2 - pos; pos = $2 + $3 }
+		END { if (pos < size) print pos, size - pos; exit bad }'
+}
+
+@test "skip, any kernel: the output is exactly the bytes not listed missing" {
+	local g a b s off len sum=0
+	g=$(cold_gap $C)
+	a=$(((g + 4 * P + C - 1) / C * C))
+	b=$(((a + 2 * P + g + C - 1) / C * C))
+	s=$((b + 3 * P + 100))
+	make_file "$F" "$s"
+	cache_layout "$F" $((2 * P)) $((a - 4 * P)) \
+		$((a + 2 * P)) $((b + 3 * P - a - 2 * P))
+	nbcat_json -b 64K --cached-only=skip -m "$D/missing" -t "$D/trace" "$F"
+	# never a blocking read
+	expect_trace_wellformed "$D/trace" "$F"
+	[[ $(cut -f3 "$D/trace" | sort -u | grep -v -x -e hit -e partial -e miss) == "" ]] ||
+		fail "blocking reads in a cached-only run: $(cut -f3 "$D/trace" | sort | uniq -c)"
+	run -0 ranges_complement "$s" <"$D/missing"
+	: >"$D/expected"
+	while read -r off len; do
+		extract "$F" "$off" "$len" >>"$D/expected"
+		sum=$((sum + len))
+	done <<<"$output"
+	cmp "$D/out" "$D/expected"
+	expect_row "$F" bytes="$sum" missing=$((s - sum))
+	if ((sum == s)); then expect_status 0; else expect_status 2; fi
 }
 
 cold_skip() {
@@ -164,7 +208,7 @@ cold_skip() {
 	g=$(cold_gap $C)
 	s=$((2 * C + g))
 	make_file "$F" "$s"
-	require_nowait_noio
+	require_nowait_noio "probing changes the cache"
 	for how in stop skip; do
 		cache_layout "$F" $C $((g + 5 * P))
 		before=$("$PAGECACHE" resident "$F")

@@ -148,7 +148,8 @@ fifo_finish() {
 big_tail_cold() {
 	"$PAGECACHE" evict "$BIG" $((4 * GiB)) 0 || return 1
 	"$PAGECACHE" load "$BIG" 0 $((4 * GiB + 512 * KiB)) || return 1
-	nbcat_json -b 64M -w 4 --cached-only -m "$D/missing" "$BIG"
+	NBCAT_OUT=/dev/null nbcat_json -b 64M -w 4 --cached-only \
+		-m "$D/missing" "$BIG"
 	expect_status 2 &&
 		expect_lines "$D/missing" \
 			"$BIG\t$((4 * GiB + 512 * KiB))\t$((S - 4 * GiB - 512 * KiB))"
@@ -173,7 +174,7 @@ big_tail_cold() {
 	assert_output "$S"
 
 	# blocking reads: offsets in the trace go past 2^32
-	nbcat_run -q -s blocking -b 64M -w 4 -t "$D/trace" "$BIG"
+	NBCAT_OUT=/dev/null nbcat_run -q -s blocking -b 64M -w 4 -t "$D/trace" "$BIG"
 	expect_status 0
 	last=$(awk -F'\t' '$2 > 0' "$D/trace" | tail -n1 | cut -f1,2)
 	assert_equal "$last" "$((4 * GiB))"$'\t'"$((MiB + 3))"
