@@ -1428,8 +1428,8 @@ static int cmd_detach(int argc, char **argv)
 		}
 		loopdev_forget_request(&lc);
 		if (deferred) {
-			warnx("%s: in use: the kernel set autoclear instead; it "
-			      "detaches when the last user closes it", dev);
+			warnx("%s: in use: the kernel set autoclear instead; "
+			      "it detaches when the last user closes it", dev);
 			set_exit(LOOPCTL_EXIT_BUSY);
 		} else if (remove) {
 			rc = loopdev_remove(&lc);

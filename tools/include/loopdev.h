@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #define LOOPDEV_CONTROL		"/dev/loop-control"
-#define LOOPDEV_MAJOR		7	/* LOOP_MAJOR, include/uapi/linux/major.h */
+#define LOOPDEV_MAJOR		7	/* LOOP_MAJOR, uapi/linux/major.h */
 #define LOOPDEV_SECTOR_MIN	512	/* blk_validate_block_size() */
 #define LOOPDEV_STATE_DIR	"/run/loopctl"	/* what attach asked for */
 
@@ -35,7 +35,7 @@ enum {
 	LOOPDEV_FL_AUTOCLEAR	= (1 << 1),	/* detach on last close */
 	LOOPDEV_FL_PARTSCAN	= (1 << 2),	/* scan for partitions */
 	LOOPDEV_FL_SECTOR_AUTO	= (1 << 3),	/* smallest size allowing DIO */
-	LOOPDEV_FL_LEGACY	= (1 << 4),	/* skip LOOP_CONFIGURE (tests) */
+	LOOPDEV_FL_LEGACY	= (1 << 4),	/* no LOOP_CONFIGURE (tests) */
 	LOOPDEV_FL_RO_FALLBACK	= (1 << 5),	/* file was read-only: RO */
 	LOOPDEV_FL_CLAIMED	= (1 << 6),	/* we bound it: may release */
 	LOOPDEV_FL_USED_LEGACY	= (1 << 7),	/* no LOOP_CONFIGURE (< 5.8) */
@@ -74,12 +74,12 @@ enum {
 struct loopdev_dio {
 	/* inputs */
 	uint64_t offset;		/* loop offset in bytes */
-	uint32_t sector_size;		/* loop sector size, 0: kernel default */
+	uint32_t sector_size;		/* loop sector size, 0: default */
 	/* file facts */
 	mode_t type;			/* S_IFREG or S_IFBLK */
 	dev_t st_dev;			/* the file's device and inode */
 	ino_t st_ino;
-	char fstype[32];		/* "ext4", "tmpfs", "block device", ... */
+	char fstype[32];		/* "ext4", "tmpfs", "block device"... */
 	int odirect_errno;		/* 0: O_DIRECT accepted, else errno */
 	bool has_dioalign;		/* statx answered STATX_DIOALIGN */
 	uint32_t dio_offset_align;	/* 0: file system cannot do DIO */
@@ -90,7 +90,7 @@ struct loopdev_dio {
 	/* conclusions */
 	uint32_t required;		/* sector/offset alignment needed */
 	uint32_t sector_used;		/* sector size that was evaluated */
-	uint32_t best_sector;		/* smallest size allowing DIO, 0: none */
+	uint32_t best_sector;		/* smallest size for DIO, 0: none */
 	unsigned int reasons;		/* LOOPDEV_DIO_* */
 };
 
@@ -161,7 +161,7 @@ struct loopdev_ctx {
 	unsigned int flags;		/* LOOPDEV_FL_* */
 
 	/* attach request */
-	int back_fd;			/* owned, opened by loopdev_open_backing */
+	int back_fd;			/* owned: loopdev_open_backing() */
 	char back_path[PATH_MAX];
 	uint64_t offset;
 	uint64_t sizelimit;
