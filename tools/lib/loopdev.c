@@ -435,7 +435,9 @@ static void fstype_of(dev_t dev, char *buf, size_t len)
 	while (getline(&line, &cap, f) > 0) {
 		/* "ID PARENT MAJ:MIN ROOT MOUNT OPTS [TAGS...] - TYPE ..." */
 		p = strchr(line, ' ');
-		if (!p || !(p = strchr(p + 1, ' ')))
+		if (p)
+			p = strchr(p + 1, ' ');
+		if (!p)
 			continue;
 		p++;
 		if (strncmp(p, want, strlen(want)) || p[strlen(want)] != ' ')
@@ -719,9 +721,12 @@ int loopdev_read_state(struct loopdev_ctx *lc)
 		rc = loop_read_bool(lc, "loop/dio", &s->dio);
 	if (!rc)
 		rc = loop_read_bool(lc, "ro", &s->ro);
-	if (!rc && !(rc = loop_read_u64(lc, "size", &v)))
-		s->size = v * 512;
-	if (!rc && !(rc = loop_read_u64(lc, "queue/logical_block_size", &v)))
+	if (!rc)
+		rc = loop_read_u64(lc, "size", &s->size);
+	s->size *= 512;			/* sysfs counts 512-byte sectors */
+	if (!rc)
+		rc = loop_read_u64(lc, "queue/logical_block_size", &v);
+	if (!rc)
 		s->sector_size = (uint32_t)v;
 	if (rc == -ENOENT) {
 		memset(s, 0, sizeof(*s));
