@@ -1,0 +1,379 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# loop-stats.bats - /sys/block/loopN/loop/stat, added by
+# kernel/patches/0001-loop-add-per-device-I-O-statistics.patch: every
+# counter must move by exactly what a known workload implies, on a
+# direct-I/O loop device and on a buffered one (guest only: util-linux
+# losetup on a file on ext4 on the 512-byte scratch disk).
+#
+# Exact request counts rely on I/O the block layer neither merges nor
+# splits: one synchronous O_DIRECT dd request at a time (dd waits for each
+# one), 256 KiB at most (64 pages: below the loop queue's 128 segments and
+# 1280 KiB max_sectors_kb), and nomerges=2 where requests run concurrently.
+# The guest runs no udev, so nothing else reads the device behind the
+# test's back; the first test checks that.
+
+load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
+
+# Field names in the documented order (Documentation/ABI/testing/
+# sysfs-block-loop); max_backlog is a high-water mark, the rest counters.
+STAT_FIELDS=(dio_read_reqs dio_read_bytes dio_write_reqs dio_write_bytes
+	buf_read_reqs buf_read_bytes buf_write_reqs buf_write_bytes
+	flush_reqs discard_reqs discard_bytes errors short_reads
+	queued max_backlog)
+
+KiB=1024
+MiB=$((1024 * 1024))
+BACKING_MIB=8
+
+setup() {
+	guest_setup
+	require_loop
+	scratch_ext4 512
+	BACKING=$SCRATCH_MNT/backing.img
+	dd if=/dev/urandom of="$BACKING" bs=1M count="$BACKING_MIB" \
+		status=none conv=fsync || fail "cannot write $BACKING"
+}
+
+teardown() {
+	guest_teardown
+}
+
+# attach on|off [LOSETUP-ARGS...]: a loop device over $BACKING in LOOPDEV,
+# with its stat file in STATFILE; skips on a kernel without the series.
+attach() {
+	loop_attach --direct-io="$1" "${@:2}" "$BACKING"
+	STATFILE=/sys/block/${LOOPDEV#/dev/}/loop/stat
+	[[ -e $STATFILE ]] ||
+		skip "no $STATFILE: kernel without the loop statistics patch"
+	[[ $(<"/sys/block/${LOOPDEV#/dev/}/loop/dio") == "$([[ $1 == on ]] && echo 1 || echo 0)" ]] ||
+		fail "$LOOPDEV: direct I/O is not $1 (dio=$(<"/sys/block/${LOOPDEV#/dev/}/loop/dio"))"
+}
+
+# snap NAME: read the stat file into the array NAME (15 fields, decimal).
+snap() {
+	local -n _s=$1
+	read -ra _s <"$STATFILE" || fail "cannot read $STATFILE"
+	((${#_s[@]} == ${#STAT_FIELDS[@]})) ||
+		fail "$STATFILE: ${#_s[@]} fields, expected ${#STAT_FIELDS[@]}: ${_s[*]}"
+}
+
+# field NAME: index of a field name in STAT_FIELDS.
+field() {
+	local i
+	for i in "${!STAT_FIELDS[@]}"; do
+		[[ ${STAT_FIELDS[i]} == "$1" ]] && echo "$i" && return 0
+	done
+	fail "unknown stat field '$1'"
+}
+
+# delta BEFORE NAME: how much field NAME grew since the snapshot BEFORE.
+delta() {
+	local -n _b=$1
+	local -a now
+	local i
+	snap now
+	i=$(field "$2")
+	echo $((now[i] - _b[i]))
+}
+
+# current NAME: the field's value now.
+current() {
+	local -a now
+	local i
+	snap now
+	i=$(field "$1")
+	echo "${now[i]}"
+}
+
+# expect BEFORE [NAME=VALUE]...: every counter grew since the snapshot
+# BEFORE by exactly VALUE (0 for the names not given); max_backlog, a
+# high-water mark, must equal its VALUE if given ("any": not checked) and
+# not have moved if not given.
+expect() {
+	local -n _before=$1
+	local -A want=()
+	local -a now bad=()
+	local kv i name got exp
+	shift
+	for kv in "$@"; do
+		field "${kv%%=*}" >/dev/null
+		want[${kv%%=*}]=${kv#*=}
+	done
+	snap now
+	for i in "${!STAT_FIELDS[@]}"; do
+		name=${STAT_FIELDS[i]}
+		if [[ $name == max_backlog ]]; then
+			[[ ${want[$name]:-} != any ]] || continue
+			got=${now[i]}
+			exp=${want[$name]:-${_before[i]}}
+		else
+			got=$((now[i] - _before[i]))
+			exp=${want[$name]:-0}
+		fi
+		((got == exp)) || bad+=("$name: expected $exp, got $got")
+	done
+	if ((${#bad[@]})); then
+		printf '%s\n' "$STATFILE (deltas; max_backlog absolute):" "${bad[@]}" \
+			"before: ${_before[*]}" "after:  ${now[*]}"
+		return 1
+	fi
+}
+
+# Test bodies shared by the dio-on and dio-off variants.
+
+fresh_device_is_zero() {
+	local -a s zero=()
+	attach "$1"
+	snap s
+	for _ in "${STAT_FIELDS[@]}"; do zero+=(0); done
+	[[ ${s[*]} == "${zero[*]}" ]] ||
+		fail "fresh device: ${s[*]} (expected ${zero[*]})"
+	# Opening and closing the device reads nothing (no udev here).
+	dd if="$LOOPDEV" of=/dev/null bs=4k count=0 status=none
+	expect s || fail "open/close moved the counters"
+	# The file is read-only, even for root.
+	if echo 0 2>/dev/null >"$STATFILE"; then
+		fail "$STATFILE accepted a write"
+	fi
+}
+
+# direct_io_workload READS-FIELD-PREFIX: O_DIRECT on the loop device, so
+# its own page cache is out of the way.
+direct_io_workload() {
+	local p=$1
+	local -a s
+	snap s
+	# 4 reads of 256 KiB, one request each, one at a time: the worker
+	# queue never holds more than one.
+	dd if="$LOOPDEV" of=/dev/null bs=256k count=4 iflag=direct status=none
+	expect s "${p}_read_reqs=4" "${p}_read_bytes=$MiB" queued=4 max_backlog=1
+	snap s
+	dd if=/dev/zero of="$LOOPDEV" bs=64k count=8 seek=16 oflag=direct \
+		status=none
+	expect s "${p}_write_reqs=8" "${p}_write_bytes=$((512 * KiB))" queued=8
+	# One 512-byte read at an odd sector: one request.
+	snap s
+	dd if="$LOOPDEV" of=/dev/null bs=512 skip=7 count=1 iflag=direct \
+		status=none
+	expect s "${p}_read_reqs=1" "${p}_read_bytes=512" queued=1
+	# O_DIRECT write and fsync: one write, then exactly one flush
+	# (blkdev_fsync -> blkdev_issue_flush; the queue has a write cache).
+	snap s
+	dd if=/dev/zero of="$LOOPDEV" bs=4k count=1 oflag=direct conv=fsync \
+		status=none
+	expect s "${p}_write_reqs=1" "${p}_write_bytes=4096" flush_reqs=1 \
+		queued=2
+}
+
+# page_cache_workload PREFIX: I/O through the loop device's page cache.
+page_cache_workload() {
+	local p=$1 reqs keep
+	local -a s
+	snap s
+	# 1 MiB of whole pages: each written back once (bytes exact), in 1 to
+	# 256 requests depending on how writeback batches them, possibly
+	# several at once (max_backlog not checked); fsync adds one flush.
+	dd if=/dev/zero of="$LOOPDEV" bs=64k count=16 conv=fsync status=none
+	reqs=$(delta s "${p}_write_reqs")
+	((reqs >= 1 && reqs <= 256)) ||
+		fail "$reqs write requests for 1 MiB of pages"
+	expect s "${p}_write_reqs=$reqs" "${p}_write_bytes=$MiB" flush_reqs=1 \
+		queued=$((reqs + 1)) max_backlog=any
+	# Reads with readahead off: page_cache_sync_ra() reads exactly the
+	# missing page and filemap_read() waits for it before the next one:
+	# 256 requests of 4 KiB, one at a time. (The writer's close, the
+	# last one, dropped the device's page cache.)
+	echo 0 >"/sys/block/${LOOPDEV#/dev/}/queue/read_ahead_kb"
+	exec {keep}<"$LOOPDEV"
+	snap s
+	dd if="$LOOPDEV" of=/dev/null bs=64k count=16 skip=32 status=none
+	expect s "${p}_read_reqs=256" "${p}_read_bytes=$MiB" queued=256
+	# Cached now (the open descriptor keeps the cache): nothing reaches
+	# the loop device.
+	snap s
+	dd if="$LOOPDEV" of=/dev/null bs=64k count=16 skip=32 status=none
+	exec {keep}<&-
+	expect s
+}
+
+discard_workload() {
+	local -a s
+	snap s
+	# One request each: the ranges are aligned to the discard
+	# granularity (the ext4 block size) and far below the limits.
+	# --force: no O_EXCL and no signature probe (which would read).
+	blkdiscard --force -o 0 -l "$MiB" "$LOOPDEV"
+	expect s discard_reqs=1 discard_bytes="$MiB" queued=1
+	snap s
+	blkdiscard --force --zeroout -o $((2 * MiB)) -l $((512 * KiB)) "$LOOPDEV"
+	expect s discard_reqs=1 discard_bytes=$((512 * KiB)) queued=1
+	# The punched range reads back as zeroes.
+	cmp -n "$MiB" "$LOOPDEV" /dev/zero || fail "discarded range is not zero"
+}
+
+@test "loop stat: 15 fields, all zero after attaching (dio on)" {
+	fresh_device_is_zero on
+}
+
+@test "loop stat: 15 fields, all zero after attaching (dio off)" {
+	fresh_device_is_zero off
+}
+
+@test "loop stat: O_DIRECT I/O on a dio device counts on the dio fields" {
+	attach on
+	direct_io_workload dio
+}
+
+@test "loop stat: O_DIRECT I/O on a buffered device counts on the buffered fields" {
+	attach off
+	direct_io_workload buf
+}
+
+@test "loop stat: page-cache I/O and fsync on a dio device" {
+	attach on
+	page_cache_workload dio
+}
+
+@test "loop stat: page-cache I/O and fsync on a buffered device" {
+	attach off
+	page_cache_workload buf
+}
+
+@test "loop stat: discard and write-zeroes on a dio device" {
+	attach on
+	discard_workload
+}
+
+@test "loop stat: discard and write-zeroes on a buffered device" {
+	attach off
+	discard_workload
+}
+
+@test "loop stat: dio read across the end of a shrunk backing file: 2 short reads, 1 error" {
+	local -a s
+	attach on
+	# The device keeps its 8 MiB; the file loses its last 2 KiB.
+	truncate -s $((BACKING_MIB * MiB - 2048)) "$BACKING"
+	snap s
+	# The 4 KiB read gets 2 KiB (iomap clamps O_DIRECT reads to i_size);
+	# lo_complete_rq() completes those and requeues the rest; the retry
+	# reads 0 bytes and the request ends with EIO: one request, two
+	# passes through the worker, two short reads, one error.
+	run dd if="$LOOPDEV" of=/dev/null bs=4k count=1 \
+		skip=$((BACKING_MIB * 256 - 1)) iflag=direct status=none
+	((status != 0)) || fail "the read past the end of the file succeeded"
+	expect s dio_read_reqs=1 dio_read_bytes=2048 errors=1 short_reads=2 \
+		queued=2 max_backlog=1
+	# A read entirely beyond the end: one pass, zero bytes, EIO.
+	truncate -s $((4 * MiB)) "$BACKING"
+	snap s
+	run dd if="$LOOPDEV" of=/dev/null bs=4k count=1 skip=1536 iflag=direct \
+		status=none
+	((status != 0)) || fail "the read past the end of the file succeeded"
+	expect s dio_read_reqs=1 errors=1 short_reads=1 queued=1
+}
+
+@test "loop stat: buffered read past the end of a shrunk backing file: short, zero-filled, no error" {
+	local -a s
+	attach off
+	truncate -s $((4 * MiB)) "$BACKING"
+	snap s
+	# lo_read_simple() zero-fills the request and completes it: no error,
+	# all bytes returned, one short read.
+	dd if="$LOOPDEV" of=/dev/null bs=4k count=1 skip=1536 iflag=direct \
+		status=none
+	expect s buf_read_reqs=1 buf_read_bytes=4096 short_reads=1 queued=1 \
+		max_backlog=1
+}
+
+@test "loop stat: requests queue up behind a worker blocked on a frozen file system" {
+	local -a s pids=()
+	local n=4 i q=0 m
+	attach off
+	echo 2 >"/sys/block/${LOOPDEV#/dev/}/queue/nomerges"
+	snap s
+	# The buffered path's lo_write_bvec() -> file_start_write() sleeps
+	# while the backing file system is frozen: the worker takes the first
+	# request and blocks, the other n - 1 wait in its queue.
+	fsfreeze -f "$SCRATCH_MNT"
+	defer fsfreeze -u "$SCRATCH_MNT"
+	for ((i = 0; i < n; i++)); do
+		dd if=/dev/zero of="$LOOPDEV" bs=4k count=1 seek=$((i * 64)) \
+			oflag=direct status=none &
+		pids+=($!)
+	done
+	# Wait (bounded) until all n are queued: that happens at submission.
+	for ((i = 0; i < 300; i++)); do
+		q=$(delta s queued)
+		((q >= n)) && break
+		sleep 0.1
+	done
+	((q == n)) || fail "$q of $n requests queued to the worker"
+	(($(delta s buf_write_reqs) == 0)) ||
+		fail "a write completed on a frozen file system"
+	fsfreeze -u "$SCRATCH_MNT"
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "dd (pid $i) failed"
+	done
+	# The largest backlog is n - 1 if the worker picked the first request
+	# up before the second arrived, n if not.
+	m=$(current max_backlog)
+	((m == n - 1 || m == n)) || fail "max_backlog $m, expected $((n - 1)) or $n"
+	expect s buf_write_reqs=$n buf_write_bytes=$((n * 4096)) queued=$n \
+		max_backlog="$m"
+}
+
+@test "loop stat: concurrent O_DIRECT reads (fio, 16 in flight): totals exact, backlog bounded" {
+	command -v fio >/dev/null || skip "no fio"
+	local -a s
+	local m
+	attach on
+	echo 2 >"/sys/block/${LOOPDEV#/dev/}/queue/nomerges"
+	snap s
+	# 1024 random 4 KiB reads, each block at most once (fio's random
+	# map), 16 in flight, completing on both CPUs: the per-CPU counters
+	# must add up exactly.
+	fio --name=stat --filename="$LOOPDEV" --thread --direct=1 \
+		--ioengine=libaio --iodepth=16 --rw=randread --bs=4k \
+		--size=$((BACKING_MIB * MiB)) --io_size=$((4 * MiB)) \
+		--output=/dev/null || fail "fio failed"
+	m=$(current max_backlog)
+	((m >= 1 && m <= 16)) || fail "max_backlog $m with 16 requests in flight"
+	expect s dio_read_reqs=1024 dio_read_bytes=$((4 * MiB)) queued=1024 \
+		max_backlog="$m"
+}
+
+@test "loop stat: turning dio off at run time moves new requests, keeps the counts" {
+	local -a s
+	attach on
+	dd if="$LOOPDEV" of=/dev/null bs=256k count=2 iflag=direct status=none
+	snap s
+	((s[$(field dio_read_reqs)] == 2)) || fail "dio reads: ${s[*]}"
+	losetup --direct-io=off "$LOOPDEV"
+	[[ $(<"/sys/block/${LOOPDEV#/dev/}/loop/dio") == 0 ]] || fail "dio still on"
+	expect s || fail "LOOP_SET_DIRECT_IO reset or moved the counters"
+	dd if="$LOOPDEV" of=/dev/null bs=256k count=2 iflag=direct status=none
+	expect s buf_read_reqs=2 buf_read_bytes=$((512 * KiB)) queued=2
+}
+
+@test "loop stat: detaching and reattaching starts from zero" {
+	local -a s
+	local dev
+	attach on
+	dev=$LOOPDEV
+	dd if="$LOOPDEV" of=/dev/null bs=256k count=2 iflag=direct status=none
+	dd if=/dev/zero of="$LOOPDEV" bs=4k count=1 oflag=direct conv=fsync \
+		status=none
+	snap s
+	[[ ${s[*]} == "2 524288 1 4096 0 0 0 0 1 0 0 0 0 4 1" ]] ||
+		fail "before detaching: ${s[*]}"
+	losetup -d "$dev" || fail "losetup -d $dev failed"
+	[[ ! -e $STATFILE ]] || fail "$STATFILE still there after detaching"
+	# The same device again (LOOP_CONFIGURE), the other mode.
+	losetup --direct-io=off "$dev" "$BACKING" || fail "losetup $dev failed"
+	snap s
+	[[ ${s[*]} == "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" ]] ||
+		fail "after reattaching: ${s[*]}"
+	# loop_attach's deferred detach releases it.
+}
