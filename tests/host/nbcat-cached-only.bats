@@ -149,6 +149,7 @@ skip_layout() {
 # page aligned except at SIZE.
 ranges_complement() {
 	awk -F'\t' -v size="$1" -v p="$P" '
+		BEGIN { pos = 0 }
 		$2 < pos || ($2 == pos && NR > 1) || $2 % p ||
 		($2 + $3 != size && ($2 + $3) % p) || $3 <= 0 {
 			print "bad range: " $0 > "/dev/stderr"; bad = 1
@@ -189,6 +190,9 @@ cold_skip() {
 }
 
 @test "skip on a cold file: nothing written, one range" {
+	# skip probes a cold range again page by page after the first EAGAIN
+	# started readahead over it: a race where misses start I/O
+	require_nowait_noio "skipped ranges are read in before nbcat probes them"
 	make_file "$F" $((3 * P + 5))
 	retry_cold cold_skip
 	[[ ! -s $D/out ]]
