@@ -11,7 +11,7 @@
 #                    (set by make check; default: the source tree root)
 #   NBIO_TEST_DIR    put per-test files under this directory instead of
 #                    $BATS_TEST_TMPDIR (e.g. a scratch ext4 in a guest)
-#   NBIO_COLD_ATTEMPTS  see retry_cold (default 6)
+#   NBIO_COLD_ATTEMPTS  see retry_cold (default 8)
 
 bats_require_minimum_version 1.5.0
 bats_load_library bats-support
@@ -190,11 +190,12 @@ cold_gap() {
 # runs nbcat and returns non-zero when the outcome is not the one the
 # layout implies. Once where a RWF_NOWAIT miss starts no I/O (6.1): the
 # outcome is exact. Where it does (see nowait_starts_io), a cold probe
-# now and then finds its page already read, so allow NBIO_COLD_ATTEMPTS
-# (6) attempts; each retry is reported as a TAP comment.
+# now and then finds its page already read (on the 6.18 host the 9-chunk
+# cold stdin test needed a second attempt in 3 of 8 runs), so allow
+# NBIO_COLD_ATTEMPTS (8) attempts; each retry is a TAP comment.
 retry_cold() {
 	local n=1 i
-	nowait_starts_io && n=${NBIO_COLD_ATTEMPTS:-6}
+	nowait_starts_io && n=${NBIO_COLD_ATTEMPTS:-8}
 	for ((i = 1; i <= n; i++)); do
 		"$@" && return 0
 		((i < n)) &&

@@ -116,20 +116,20 @@ cold_stdin() {
 	nbcat_status=0
 	"$PAGECACHE" stdin-random "$F" "$NBCAT" -J --report "$D/report.json" \
 		-b 64K -m "$D/missing" >"$D/out" 2>"$D/err" || nbcat_status=$?
-	expect_row total chunks=9 hit_chunks=0 partial_chunks=0 miss_chunks=9 \
-		hit_bytes=0 partial_bytes=0 miss_bytes=$((8 * C + P)) \
-		bytes=$((8 * C + P))
+	expect_row total chunks=5 hit_chunks=0 partial_chunks=0 miss_chunks=5 \
+		hit_bytes=0 partial_bytes=0 miss_bytes=$((4 * C + P)) \
+		bytes=$((4 * C + P))
 }
 
-@test "fully cold file of 9 chunks (stdin, readahead off): 9 misses" {
-	make_file "$F" $((8 * C + P))
+@test "fully cold file of 5 chunks (stdin, readahead off): 5 misses" {
+	make_file "$F" $((4 * C + P))
 	retry_cold cold_stdin
 	expect_status 0
 	expect_output "$F"
-	expect_row @0 type=file mode=nowait size=$((8 * C + P))
+	expect_row @0 type=file mode=nowait size=$((4 * C + P))
 	# adjacent missed chunks are merged into one range
 	[[ $(wc -l <"$D/missing") == 1 ]]
-	[[ $(cut -f2- "$D/missing") == "0"$'\t'"$((8 * C + P))" ]]
+	[[ $(cut -f2- "$D/missing") == "0"$'\t'"$((4 * C + P))" ]]
 }
 
 # Chunk 0 cold, then G bytes cached, then a last chunk cached only for
