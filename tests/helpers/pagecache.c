@@ -11,9 +11,6 @@
  *   pagecache resident FILE [OFFSET LENGTH]  "<resident> <total>" pages
  *   pagecache nowait FILE OFFSET LENGTH      one preadv2(RWF_NOWAIT): print
  *                                            the bytes read or "EAGAIN"
- *   pagecache stdin-random FILE PROG [ARG]...
- *                                            run PROG with FILE on stdin,
- *                                            readahead off (FADV_RANDOM)
  *
  * OFFSET and LENGTH are decimal bytes; LENGTH 0 means "to the end of the
  * file", as for posix_fadvise(). Exit 0 on success, 1 on error, 77 for a
@@ -66,7 +63,6 @@ static void usage(FILE *out)
 	      " pagecache probe FILE\n"
 	      " pagecache resident FILE [OFFSET LENGTH]\n"
 	      " pagecache nowait FILE OFFSET LENGTH\n"
-	      " pagecache stdin-random FILE PROG [ARG]...\n"
 	      "\n"
 	      "LENGTH 0 means to the end of the file. Exit status: 0 ok,\n"
 	      "1 error, 77 RWF_NOWAIT not supported (probe).\n", out);
@@ -307,30 +303,6 @@ static int do_nowait(struct pc_range *r)
 	return rc;
 }
 
-/*
- * Run a program with @r's file as standard input and readahead off on that
- * open file (FMODE_RANDOM, shared through the inherited descriptor): reads
- * then bring in exactly the pages asked for, so a cold file stays cold
- * ahead of the reader and every chunk's first probe is a real miss.
- */
-static int do_stdin_random(struct pc_range *r, char **argv)
-{
-	int rc = posix_fadvise(r->fd, 0, 0, POSIX_FADV_RANDOM);
-
-	if (rc) {
-		fprintf(stderr, "pagecache: %s: posix_fadvise: %s\n",
-			r->path, strerror(rc));
-		return PC_EXIT_FAILURE;
-	}
-	if (r->fd != STDIN_FILENO && dup2(r->fd, STDIN_FILENO) < 0) {
-		fprintf(stderr, "pagecache: dup2: %s\n", strerror(errno));
-		return PC_EXIT_FAILURE;
-	}
-	execvp(argv[0], argv);
-	fprintf(stderr, "pagecache: %s: %s\n", argv[0], strerror(errno));
-	return 127;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -352,13 +324,6 @@ int main(int argc, char **argv)
 			  !strcmp(argv[1], "--help"))) {
 		usage(stdout);
 		return PC_EXIT_OK;
-	}
-	if (argc >= 4 && !strcmp(argv[1], "stdin-random")) {
-		if (range_open(&r, argv[2], NULL, NULL))
-			return PC_EXIT_FAILURE;
-		rc = do_stdin_random(&r, argv + 3);
-		close(r.fd);
-		return rc;
 	}
 	for (i = 0; argc >= 3 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))

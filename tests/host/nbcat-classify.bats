@@ -107,29 +107,15 @@ cold_files() {
 	expect_ratio total hit_ratio 0
 }
 
-# Standard input opened with readahead off (FADV_RANDOM): nothing but
-# nbcat's own reads brings pages in, so even adjacent cold chunks stay
-# cold until probed.
-cold_stdin() {
-	cache_layout "$F" || return 1
-	rm -f "$D/report.json"
-	nbcat_status=0
-	"$PAGECACHE" stdin-random "$F" "$NBCAT" -J --report "$D/report.json" \
-		-b 64K -m "$D/missing" >"$D/out" 2>"$D/err" || nbcat_status=$?
-	expect_row total chunks=5 hit_chunks=0 partial_chunks=0 miss_chunks=5 \
-		hit_bytes=0 partial_bytes=0 miss_bytes=$((4 * C + P)) \
-		bytes=$((4 * C + P))
-}
-
-@test "fully cold file of 5 chunks (stdin, readahead off): 5 misses" {
-	make_file "$F" $((4 * C + P))
-	retry_cold cold_stdin
+@test "regular file on stdin: classified like a named file (mode nowait)" {
+	local s=$((4 * C + P))
+	make_file "$F" "$s"
+	cache_layout "$F" 0 "$s"
+	nbcat_json -b 64K <"$F"
 	expect_status 0
 	expect_output "$F"
-	expect_row @0 type=file mode=nowait size=$((4 * C + P))
-	# adjacent missed chunks are merged into one range
-	[[ $(wc -l <"$D/missing") == 1 ]]
-	[[ $(cut -f2- "$D/missing") == "0"$'\t'"$((4 * C + P))" ]]
+	expect_row @0 type=file mode=nowait size="$s" bytes="$s" chunks=5 \
+		hit_chunks=5 hit_bytes="$s" miss_bytes=0
 }
 
 # Chunk 0 cold, then G bytes cached, then a last chunk cached only for
