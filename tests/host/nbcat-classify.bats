@@ -61,7 +61,7 @@ P=$PAGESIZE
 # cold_file SIZE: the whole file (at most one chunk) is one miss.
 cold_file() {
 	cache_layout "$F" || return 1
-	nbcat_json -b 64K -m "$D/missing" "$F"
+	nbcat_json -b 64K -m "$D/missing" -t "$D/trace" "$F"
 	expect_row "$F" chunks=1 hit_chunks=0 partial_chunks=0 miss_chunks=1 \
 		hit_bytes=0 partial_bytes=0 miss_bytes="$1" unsup_bytes=0 bytes="$1"
 }
@@ -80,6 +80,10 @@ cold_file() {
 		[[ $(json_type "$F" fallback_p50_ns) == number ]]
 		# default mode: the ranges missed, then completed by workers
 		expect_lines "$D/missing" "$F\t0\t$s"
+		# the trace: the chunk (its bytes, up to EOF) missed, then read
+		expect_trace_wellformed "$D/trace" "$F"
+		assert_equal "$(trace_lines "$D/trace" miss)" "0 $s"
+		assert_equal "$(trace_lines "$D/trace" fallback | awk '{ n += $2 } END { print n }')" "$s"
 	done
 }
 
