@@ -120,6 +120,11 @@ expect() {
 	fi
 }
 
+# thaw DIR: unfreeze DIR if it is still frozen (teardown after a failure).
+thaw() {
+	fsfreeze -u "$1" 2>/dev/null || true
+}
+
 # Test bodies shared by the dio-on and dio-off variants.
 
 fresh_device_is_zero() {
@@ -176,6 +181,7 @@ page_cache_workload() {
 	# several at once (max_backlog not checked); fsync adds one flush.
 	dd if=/dev/zero of="$LOOPDEV" bs=64k count=16 conv=fsync status=none
 	reqs=$(delta s "${p}_write_reqs")
+	echo "# $p: writeback of 1 MiB took $reqs requests" >&3
 	((reqs >= 1 && reqs <= 256)) ||
 		fail "$reqs write requests for 1 MiB of pages"
 	expect s "${p}_write_reqs=$reqs" "${p}_write_bytes=$MiB" flush_reqs=1 \
@@ -204,7 +210,7 @@ discard_workload() {
 	# granularity (the ext4 block size) and far below the limits.
 	# --force: no O_EXCL and no signature probe (which would read).
 	blkdiscard --force -o 0 -l "$MiB" "$LOOPDEV"
-	expect s discard_reqs=1 discard_bytes="$MiB" queued=1
+	expect s discard_reqs=1 discard_bytes="$MiB" queued=1 max_backlog=1
 	snap s
 	blkdiscard --force --zeroout -o $((2 * MiB)) -l $((512 * KiB)) "$LOOPDEV"
 	expect s discard_reqs=1 discard_bytes=$((512 * KiB)) queued=1
@@ -297,7 +303,7 @@ discard_workload() {
 	# while the backing file system is frozen: the worker takes the first
 	# request and blocks, the other n - 1 wait in its queue.
 	fsfreeze -f "$SCRATCH_MNT"
-	defer fsfreeze -u "$SCRATCH_MNT"
+	defer thaw "$SCRATCH_MNT"
 	for ((i = 0; i < n; i++)); do
 		dd if=/dev/zero of="$LOOPDEV" bs=4k count=1 seek=$((i * 64)) \
 			oflag=direct status=none &
@@ -319,6 +325,7 @@ discard_workload() {
 	# The largest backlog is n - 1 if the worker picked the first request
 	# up before the second arrived, n if not.
 	m=$(current max_backlog)
+	echo "# max_backlog $m with $n writes behind a frozen file system" >&3
 	((m == n - 1 || m == n)) || fail "max_backlog $m, expected $((n - 1)) or $n"
 	expect s buf_write_reqs=$n buf_write_bytes=$((n * 4096)) queued=$n \
 		max_backlog="$m"
@@ -339,6 +346,7 @@ discard_workload() {
 		--size=$((BACKING_MIB * MiB)) --io_size=$((4 * MiB)) \
 		--output=/dev/null || fail "fio failed"
 	m=$(current max_backlog)
+	echo "# max_backlog $m with 16 requests in flight" >&3
 	((m >= 1 && m <= 16)) || fail "max_backlog $m with 16 requests in flight"
 	expect s dio_read_reqs=1024 dio_read_bytes=$((4 * MiB)) queued=1024 \
 		max_backlog="$m"
