@@ -16,6 +16,7 @@ setup() {
 	BENCH_LOOP_ARGS=""
 	BENCH_NBCAT_ARGS=""
 	BENCH_LAT_ARGS=""
+	BENCH_ONLY=""
 	if [[ -r $NBIO_SRCDIR/build/bench/guest-params.env ]]; then
 		# shellcheck disable=SC1091 # written by run-all
 		. "$NBIO_SRCDIR/build/bench/guest-params.env"
@@ -27,6 +28,7 @@ teardown() {
 }
 
 @test "bench: loop table (raw / buffered loop / direct-I/O loop)" {
+	[[ -z ${BENCH_ONLY:-} || $BENCH_ONLY == loop ]] || skip "BENCH_ONLY=$BENCH_ONLY"
 	require_loop
 	require_disk 512
 	# shellcheck disable=SC2086 # a list of options
@@ -35,6 +37,7 @@ teardown() {
 }
 
 @test "bench: nbcat strategies on ext4 on a scratch disk" {
+	[[ -z ${BENCH_ONLY:-} || $BENCH_ONLY == nbcat ]] || skip "BENCH_ONLY=$BENCH_ONLY"
 	require_disk 4k
 	scratch_ext4 4k
 	# shellcheck disable=SC2086
