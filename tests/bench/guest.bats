@@ -17,6 +17,7 @@ setup() {
 	BENCH_NBCAT_ARGS=""
 	BENCH_LAT_ARGS=""
 	BENCH_ONLY=""
+	BENCH_LOOP_SCRIPT=""
 	if [[ -r $NBIO_SRCDIR/build/bench/guest-params.env ]]; then
 		# shellcheck disable=SC1091 # written by run-all
 		. "$NBIO_SRCDIR/build/bench/guest-params.env"
@@ -32,7 +33,7 @@ teardown() {
 	require_loop
 	require_disk 512
 	# shellcheck disable=SC2086 # a list of options
-	"$NBIO_SRCDIR/tests/bench/loop-bench" $BENCH_LOOP_ARGS "$OUT/loop" \
+	"${BENCH_LOOP_SCRIPT:-$NBIO_SRCDIR/tests/bench/loop-bench}" $BENCH_LOOP_ARGS "$OUT/loop" \
 		>"$OUT/loop-bench.out" 2>&1
 }
 
