@@ -467,6 +467,7 @@ static void count_probe(struct nbcat *nb, const struct input *in,
 			uint64_t off, size_t len, const struct pc_result *r)
 {
 	struct stats *st = &nb->cur;
+	uint64_t size;
 
 	switch (r->outcome) {
 	case PC_HIT:
@@ -484,6 +485,10 @@ static void count_probe(struct nbcat *nb, const struct input *in,
 	case PC_MISS:
 		st->miss_chunks++;
 		hist_add(&st->lat[LAT_EAGAIN], r->ns);
+		/* the chunk's bytes up to EOF, as miss_bytes counts them */
+		size = pc_reader_get_size(&in->rd);
+		if (off < size && size - off < len)
+			len = size - off;
 		trace(nb, in, off, len, "miss", r->ns);
 		break;
 	default:
