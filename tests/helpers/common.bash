@@ -130,11 +130,25 @@ make_file() {
 	head -c "$2" /dev/urandom >"$1"
 }
 
+# Attempts at laying out the cache: the host may reclaim a page between
+# load and check (this one runs DAMON's proactive reclaim, kdamond).
+CACHE_LAYOUT_TRIES=3
+
 # cache_layout FILE [OFFSET LENGTH]...: evict FILE from the page cache,
 # then load exactly the given page-aligned, non-overlapping ranges (LENGTH
 # may run past EOF), and check with mincore() that the cache holds those
-# pages and no others (no readahead crept in).
+# pages and no others (no readahead crept in). The whole layout is redone
+# up to CACHE_LAYOUT_TRIES times before giving up.
 cache_layout() {
+	local try
+	for ((try = 1; try <= CACHE_LAYOUT_TRIES; try++)); do
+		cache_layout_once "$@" && return 0
+		echo "# cache_layout: attempt $try of $CACHE_LAYOUT_TRIES differed" >&3
+	done
+	return 1
+}
+
+cache_layout_once() {
 	local f=$1 size off len end want=0 got total
 	shift
 	size=$(stat -c %s "$f")
