@@ -63,8 +63,10 @@ attach() {
 	STATFILE=/sys/block/${LOOPDEV#/dev/}/loop/stat
 	[[ -e $STATFILE ]] ||
 		skip "no $STATFILE: kernel without the loop statistics patch"
-	[[ $(<"/sys/block/${LOOPDEV#/dev/}/loop/dio") == "$([[ $1 == on ]] && echo 1 || echo 0)" ]] ||
-		fail "$LOOPDEV: direct I/O is not $1 (dio=$(<"/sys/block/${LOOPDEV#/dev/}/loop/dio"))"
+	local want=0 dio
+	[[ $1 == off ]] || want=1
+	dio=$(<"/sys/block/${LOOPDEV#/dev/}/loop/dio")
+	[[ $dio == "$want" ]] || fail "$LOOPDEV: direct I/O is not $1 (dio=$dio)"
 }
 
 # snap NAME: read the stat file into the array NAME (15 fields, decimal).
@@ -81,7 +83,7 @@ field() {
 	for i in "${!STAT_FIELDS[@]}"; do
 		[[ ${STAT_FIELDS[i]} == "$1" ]] && echo "$i" && return 0
 	done
-	fail "unknown stat field '$1'"
+	return 1
 }
 
 # delta BEFORE NAME: how much field NAME grew since the snapshot BEFORE.
@@ -90,7 +92,7 @@ delta() {
 	local -a now
 	local i
 	snap now
-	i=$(field "$2")
+	i=$(field "$2") || fail "unknown stat field '$2'"
 	echo $((now[i] - _b[i]))
 }
 
@@ -99,7 +101,7 @@ current() {
 	local -a now
 	local i
 	snap now
-	i=$(field "$1")
+	i=$(field "$1") || fail "unknown stat field '$1'"
 	echo "${now[i]}"
 }
 
@@ -114,7 +116,7 @@ expect() {
 	local kv i name got exp
 	shift
 	for kv in "$@"; do
-		field "${kv%%=*}" >/dev/null
+		field "${kv%%=*}" >/dev/null || fail "unknown stat field '${kv%%=*}'"
 		want[${kv%%=*}]=${kv#*=}
 	done
 	snap now
