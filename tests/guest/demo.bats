@@ -1,0 +1,38 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# demo.bats - the guest half of the README's first command
+# (scripts/demo-guest) runs to the end and shows what it says it shows.
+
+load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
+
+setup() {
+	guest_setup
+	require_loop
+	require_disk 512
+	require_disk 4k
+	require_program "$NBCAT"
+	require_program "$NBIO_BUILDDIR/loopctl"
+}
+
+teardown() {
+	guest_teardown
+}
+
+@test "scripts/demo-guest: nbcat cold, warm and partial; loop direct I/O off and on" {
+	run "$NBIO_SRCDIR/scripts/demo-guest"
+	assert_success
+	# the partly cached file: exit 2 and its second half listed
+	assert_output --partial "exit status: 2"
+	assert_output --regexp $'/data\t33554432\t33554432'
+	# loopctl cache: the backing file cached with direct I/O off, not on
+	assert_output --regexp $'\n/dev/loop[0-9]+ +0 +64M +64M .*/data +64M +64M\n'
+	assert_output --regexp $'\n/dev/loop[0-9]+ +1 +64M +64M .*/data +64M +0B\n'
+	# the 4K-sector disk: the reason, and the sector size that fixes it
+	assert_output --partial "use --sector-size 4096"
+	assert_output --partial "direct I/O is on (requested: auto)"
+	# nothing left behind
+	[[ -z $(losetup --list --noheadings) ]] ||
+		fail "loop devices left attached: $(losetup --list)"
+	! grep -q ' /tmp/nbio-demo' /proc/mounts ||
+		fail "demo file systems left mounted"
+}
