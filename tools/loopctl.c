@@ -351,6 +351,21 @@ static void explain_warnings(FILE *out, const char *obj,
 /* ------------------------------------------------------------------ */
 /* attach                                                              */
 
+/* Between @min and @max operands after the options, or a usage error
+ * naming what is missing (@what) or the first one too many. */
+static void check_operands(int argc, char **argv, int min, int max,
+			   const char *cmd, const char *what)
+{
+	if (argc - optind < min) {
+		warnx("%s: no %s given", cmd, what);
+		errtryhelp(cmd);
+	}
+	if (argc - optind > max) {
+		warnx("%s: unexpected argument '%s'", cmd, argv[optind + max]);
+		errtryhelp(cmd);
+	}
+}
+
 static void __attribute__((__noreturn__)) usage_attach(void)
 {
 	fputs("Usage:\n"
@@ -458,14 +473,7 @@ static int cmd_attach(int argc, char **argv)
 			errtryhelp("attach");
 		}
 	}
-	if (optind >= argc) {
-		warnx("attach: no file given");
-		errtryhelp("attach");
-	}
-	if (argc - optind > 2) {
-		warnx("attach: unexpected argument '%s'", argv[optind + 2]);
-		errtryhelp("attach");
-	}
+	check_operands(argc, argv, 1, 2, "attach", "file");
 	file = argv[optind];
 	if (argc - optind == 2) {
 		device = argv[optind + 1];
@@ -629,14 +637,7 @@ static int cmd_why(int argc, char **argv)
 			errtryhelp("why");
 		}
 	}
-	if (optind >= argc) {
-		warnx("why: no file or device given");
-		errtryhelp("why");
-	}
-	if (argc - optind > 1) {
-		warnx("why: unexpected argument '%s'", argv[optind + 1]);
-		errtryhelp("why");
-	}
+	check_operands(argc, argv, 1, 1, "why", "file or device");
 	obj = argv[optind];
 
 	if (stat(obj, &st) == 0 && S_ISBLK(st.st_mode) &&
@@ -910,14 +911,40 @@ static void parse_columns(struct output *o, const char *list, const char *cmd)
 		errx(LOOPCTL_EXIT_FAILURE, "--output: no columns given");
 }
 
-static struct libscols_table *new_table(const struct output *o,
-					const char *name)
+/* The table options status and cache share; false if @c is not one. */
+static bool output_option(struct output *o, int c, const char *arg,
+			  const char *cmd)
 {
-	struct libscols_table *tb = scols_new_table();
+	switch (c) {
+	case 'J':
+		o->json = true;
+		return true;
+	case OPT_RAW:
+		o->raw = true;
+		return true;
+	case 'n':
+		o->noheadings = true;
+		return true;
+	case 'O':
+		parse_columns(o, arg, cmd);
+		return true;
+	}
+	return false;
+}
+
+static struct libscols_table *new_table(const struct output *o,
+					const char *name, const char *cmd)
+{
+	struct libscols_table *tb;
 	struct libscols_column *cl;
 	const struct colinfo *ci;
 	size_t i;
 
+	if (o->json && o->raw) {
+		warnx("%s: --json and --raw are mutually exclusive", cmd);
+		errtryhelp(cmd);
+	}
+	tb = scols_new_table();
 	if (!tb)
 		err(LOOPCTL_EXIT_FAILURE, "cannot create a table");
 	scols_table_enable_json(tb, o->json);
@@ -934,6 +961,15 @@ static struct libscols_table *new_table(const struct output *o,
 		scols_column_set_json_type(cl, ci->json);
 	}
 	return tb;
+}
+
+/* Print and free @tb: JSON always (an empty list is an answer), a table
+ * only when it has lines. */
+static void print_table(struct libscols_table *tb, const struct output *o)
+{
+	if (o->json || scols_table_get_nlines(tb))
+		scols_print_table(tb);
+	scols_unref_table(tb);
 }
 
 static void set_cell(struct libscols_line *ln, size_t i, const char *fmt, ...)
@@ -1180,22 +1216,12 @@ static int cmd_status(int argc, char **argv)
 	for (k = 0; k < sizeof(defaults) / sizeof(*defaults); k++)
 		o.cols[o.ncols++] = defaults[k];
 	while ((c = getopt_long(argc, argv, "JnO:sh", longopts, NULL)) != -1) {
+		if (output_option(&o, c, optarg, cmd_name))
+			continue;
 		switch (c) {
-		case 'J':
-			o.json = true;
-			break;
 		case 's':
 			for (k = 0; k < sizeof(stats) / sizeof(*stats); k++)
 				add_column(&o, stats[k]);
-			break;
-		case OPT_RAW:
-			o.raw = true;
-			break;
-		case 'n':
-			o.noheadings = true;
-			break;
-		case 'O':
-			parse_columns(&o, optarg, cmd_name);
 			break;
 		case OPT_OUTPUT_ALL:
 			for (o.ncols = 0; o.ncols < NR_STATUS_COLS; o.ncols++)
@@ -1207,13 +1233,8 @@ static int cmd_status(int argc, char **argv)
 			errtryhelp(cmd_name);
 		}
 	}
-	if (o.json && o.raw) {
-		warnx("%s: --json and --raw are mutually exclusive", cmd_name);
-		errtryhelp(cmd_name);
-	}
-
+	tb = new_table(&o, "loopdevices", cmd_name);
 	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
-	tb = new_table(&o, "loopdevices");
 	for (i = 0; i < n; i++) {
 		loopdev_init(&lc);
 		if (!pick_device(&lc, i, nrs, names))
@@ -1235,9 +1256,7 @@ static int cmd_status(int argc, char **argv)
 		}
 		loopdev_deinit(&lc);
 	}
-	if (o.json || scols_table_get_nlines(tb))
-		scols_print_table(tb);
-	scols_unref_table(tb);
+	print_table(tb, &o);
 	free(nrs);
 	return exit_status;
 }
@@ -1297,14 +1316,7 @@ static int cmd_set(int argc, char **argv)
 			errtryhelp("set");
 		}
 	}
-	if (optind >= argc) {
-		warnx("set: no device given");
-		errtryhelp("set");
-	}
-	if (argc - optind > 1) {
-		warnx("set: unexpected argument '%s'", argv[optind + 1]);
-		errtryhelp("set");
-	}
+	check_operands(argc, argv, 1, 1, "set", "device");
 	if (lc.dio == LOOPDEV_DIO_KEEP && !lc.sector_size &&
 	    !loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
 		warnx("set: nothing to change: give --direct-io or "
@@ -1489,21 +1501,11 @@ static int cmd_cache(int argc, char **argv)
 	for (k = 0; k < NR_CACHE_COLS; k++)
 		o.cols[o.ncols++] = (int)k;
 	while ((c = getopt_long(argc, argv, "bJnO:h", longopts, NULL)) != -1) {
+		if (output_option(&o, c, optarg, "cache"))
+			continue;
 		switch (c) {
 		case 'b':
 			o.bytes = true;
-			break;
-		case 'J':
-			o.json = true;
-			break;
-		case OPT_RAW:
-			o.raw = true;
-			break;
-		case 'n':
-			o.noheadings = true;
-			break;
-		case 'O':
-			parse_columns(&o, optarg, "cache");
 			break;
 		case 'h':
 			usage_cache();
@@ -1511,10 +1513,7 @@ static int cmd_cache(int argc, char **argv)
 			errtryhelp("cache");
 		}
 	}
-	if (o.json && o.raw) {
-		warnx("cache: --json and --raw are mutually exclusive");
-		errtryhelp("cache");
-	}
+	tb = new_table(&o, "loopcache", "cache");
 	for (i = optind; i < argc; i++) {
 		loopdev_init(&lc);
 		set_device_or_die(&lc, argv[i]);
@@ -1522,7 +1521,6 @@ static int cmd_cache(int argc, char **argv)
 	}
 
 	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
-	tb = new_table(&o, "loopcache");
 	for (i = 0; i < n; i++) {
 		loopdev_init(&lc);
 		if (!pick_device(&lc, i, nrs, names))
@@ -1566,9 +1564,7 @@ static int cmd_cache(int argc, char **argv)
 		}
 		loopdev_deinit(&lc);
 	}
-	if (o.json || scols_table_get_nlines(tb))
-		scols_print_table(tb);
-	scols_unref_table(tb);
+	print_table(tb, &o);
 	free(nrs);
 	return exit_status;
 }
