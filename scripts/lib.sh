@@ -14,6 +14,12 @@ die() {
 	exit 1
 }
 
+# step TITLE COMMAND: a heading of the demonstrations (scripts/demo,
+# scripts/demo-guest) and the command it shows.
+step() {
+	printf '\n=== %s\n$ %s\n' "$1" "$2"
+}
+
 # nbio_install_packages [EXTRA...]: apt-get what is missing.
 nbio_install_packages() {
 	local pkgs=("${NBIO_PACKAGES[@]}" "$@") missing=() p
