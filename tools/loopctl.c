@@ -819,12 +819,12 @@ static const struct colinfo status_cols[NR_STATUS_COLS] = {
 		 "bytes discarded or zeroed"),
 	STAT_COL(ERRORS, "ERRORS",
 		 "requests completed with an error"),
-	STAT_COL(SHORT_READS, "SHORT-READS",
-		 "short reads from the backing file"),
+	STAT_COL(SHORT_IO, "SHORT-IO",
+		 "short reads or writes of the backing file"),
 	STAT_COL(QUEUED, "QUEUED",
-		 "requests queued to the worker"),
+		 "requests queued to the workers"),
 	STAT_COL(MAX_BACKLOG, "MAX-BACKLOG",
-		 "most requests seen waiting for the worker"),
+		 "most requests seen waiting for the workers"),
 #undef STAT_COL
 };
 

@@ -649,7 +649,7 @@ static const char *const stat_names[LOOPDEV_NR_STATS] = {
 	"dio_read_reqs", "dio_read_bytes", "dio_write_reqs", "dio_write_bytes",
 	"buf_read_reqs", "buf_read_bytes", "buf_write_reqs", "buf_write_bytes",
 	"flush_reqs", "discard_reqs", "discard_bytes", "errors",
-	"short_reads", "queued", "max_backlog",
+	"short_io", "queued", "max_backlog",
 };
 
 const char *loopdev_stat_name(unsigned int i)
