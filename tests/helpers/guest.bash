@@ -19,6 +19,7 @@ NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "${BATS_TEST_DIRNAME}/../.." && pwd)}
 NBIO_BUILDDIR=${NBIO_BUILDDIR:-$NBIO_SRCDIR}
 PAGECACHE=$NBIO_BUILDDIR/tests/helpers/pagecache
 NOWAIT_READ=$NBIO_BUILDDIR/tests/helpers/nowait-read
+LOOP_IOCTL=$NBIO_BUILDDIR/tests/helpers/loop-ioctl
 NBCAT=$NBIO_BUILDDIR/nbcat
 
 # Kernel log lines that fail the test that produced them.
@@ -128,7 +129,8 @@ drop_caches() {
 # scratch_ext4 512|4k [MKFS-ARGS...]: mkfs.ext4 the scratch disk and mount
 # it on a fresh per-test directory, printed in SCRATCH_MNT; unmounted in
 # teardown. noinit_itable keeps the lazy inode-table initialisation thread
-# from writing behind the test's back.
+# from writing behind the test's back. SCRATCH_FS_SIZE (e.g. 16M) makes
+# the file system smaller than the disk, for tests that fill it.
 scratch_ext4() {
 	local which=$1 var=NBIO_DISK512
 	shift
@@ -137,7 +139,8 @@ scratch_ext4() {
 	SCRATCH_DEV=${!var}
 	SCRATCH_MNT=$BATS_TEST_TMPDIR/mnt-$which
 	mkdir -p "$SCRATCH_MNT"
-	mkfs.ext4 -q -F "$@" "$SCRATCH_DEV" ||
+	# shellcheck disable=SC2086 # SCRATCH_FS_SIZE: one word or none
+	mkfs.ext4 -q -F "$@" "$SCRATCH_DEV" ${SCRATCH_FS_SIZE:-} ||
 		fail "mkfs.ext4 $SCRATCH_DEV failed"
 	mount -t ext4 -o noinit_itable "$SCRATCH_DEV" "$SCRATCH_MNT" ||
 		fail "mount $SCRATCH_DEV failed"
@@ -169,4 +172,52 @@ loop_attach() {
 # meminfo FIELD: a /proc/meminfo value in KiB.
 meminfo() {
 	awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo
+}
+
+# require_fail_make_request: skip unless bios can be made to fail
+# (CONFIG_FAIL_MAKE_REQUEST and debugfs, mounted by tests/vm/init).
+require_fail_make_request() {
+	[[ -d /sys/kernel/debug/fail_make_request ]] ||
+		skip "no /sys/kernel/debug/fail_make_request (CONFIG_FAIL_MAKE_REQUEST, debugfs)"
+}
+
+# fail_bios DEV: from now on every bio to the whole disk DEV fails with
+# EIO (one line in the kernel log each, no stack), until fail_bios_off
+# DEV or teardown.
+fail_bios() {
+	local dbg=/sys/kernel/debug/fail_make_request disk=${1#/dev/}
+	require_fail_make_request
+	echo 100 >"$dbg/probability"
+	echo 1 >"$dbg/interval"
+	echo -1 >"$dbg/times"
+	echo 1 >"$dbg/verbose"
+	echo 1 >"/sys/block/$disk/make-it-fail"
+	defer fail_bios_off "$1"
+}
+
+fail_bios_off() {
+	echo 0 >"/sys/block/${1#/dev/}/make-it-fail"
+}
+
+# fill_fs DIR [KEEP-KIB]: fill the file system of DIR with a file "fill",
+# then free KEEP-KIB (default 0) of it.
+fill_fs() {
+	dd if=/dev/zero of="$1/fill" bs=64K status=none 2>/dev/null || true
+	sync
+	truncate -s $(($(stat -c %s "$1/fill") - ${2:-0} * 1024)) "$1/fill"
+	sync
+}
+
+# stop_background PID: kill a background loop of the test's and reap it;
+# one that has already ended is fine.
+stop_background() {
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+# detach_if_bound DEV: losetup -d, unless DEV was already detached (by a
+# deferred detach at its last close, for example).
+detach_if_bound() {
+	[[ -e /sys/block/${1#/dev/}/loop/backing_file ]] || return 0
+	losetup -d "$1"
 }
