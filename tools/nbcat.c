@@ -25,6 +25,7 @@
 
 #include <libsmartcols.h>
 
+#include "cliutils.h"
 #include "histogram.h"
 #include "pagecache.h"
 #include "strutils.h"
@@ -346,17 +347,48 @@ static void grow_pipe(int fd, size_t want)
 		fcntl(fd, F_SETPIPE_SZ, (int)want);
 }
 
-static FILE *open_output(const char *opt, const char *path)
+/*
+ * The files a side file (--missing, --trace, --report) must not be:
+ * standard output, the inputs, and the side files opened before it.
+ */
+struct guard {
+	struct cli_file_id *ids;
+	const char **what;	/* "standard output", "an input file"... */
+	size_t n;
+};
+
+static void guard_add_fd(struct guard *g, int fd, const char *what)
 {
+	if (!cli_file_id_fd(fd, &g->ids[g->n]))
+		g->what[g->n++] = what;
+}
+
+/* Open a side file; refuse it, untouched, if it is one of @g's files. */
+static FILE *open_output(struct guard *g, const char *opt, const char *path)
+{
+	struct cli_file_id id;
+	size_t clash;
 	FILE *fp;
+	int fd;
 
 	if (!strcmp(path, "-"))
 		errx(NBCAT_EXIT_FAILURE,
 		     "%s: '-' is not allowed, standard output carries the data",
 		     opt);
-	fp = fopen(path, "we");
+	fd = cli_open_side_file(path, g->ids, g->n, &id, &clash);
+	if (fd == -EEXIST)
+		errx(NBCAT_EXIT_FAILURE, "%s: %s: is %s; refusing to overwrite it",
+		     opt, path, g->what[clash]);
+	if (fd < 0) {
+		errno = -fd;
+		err(NBCAT_EXIT_FAILURE, "%s", path);
+	}
+	fp = fdopen(fd, "w");
 	if (!fp)
 		err(NBCAT_EXIT_FAILURE, "%s", path);
+	g->ids[g->n] = id;
+	g->what[g->n++] = opt[2] == 'm' ? "the --missing file" :
+			  opt[2] == 't' ? "the --trace file" : "the --report file";
 	return fp;
 }
 
@@ -1218,6 +1250,7 @@ int main(int argc, char **argv)
 	struct nbcat *nb = &ctl;
 	const char *missing = NULL, *tracef = NULL, *report = NULL;
 	const char *columns = NULL;
+	struct guard guard = { 0 };
 	struct stat st;
 	long pagesz;
 	int c, i, rc;
@@ -1328,12 +1361,28 @@ int main(int argc, char **argv)
 			parse_columns(nb, columns);
 	}
 
+	/* side files: never one of the inputs or stdout (or each other) */
+	guard.ids = calloc((size_t)(argc - optind) + 4, sizeof(*guard.ids));
+	guard.what = calloc((size_t)(argc - optind) + 4, sizeof(*guard.what));
+	if (!guard.ids || !guard.what)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	guard_add_fd(&guard, STDOUT_FILENO, "standard output");
+	if (optind == argc)
+		guard_add_fd(&guard, STDIN_FILENO, "an input file");
+	for (i = optind; i < argc; i++) {
+		if (!strcmp(argv[i], "-"))
+			guard_add_fd(&guard, STDIN_FILENO, "an input file");
+		else if (!cli_file_id_path(argv[i], &guard.ids[guard.n]))
+			guard.what[guard.n++] = "an input file";
+	}
 	if (missing)
-		nb->missing_fp = open_output("--missing", missing);
+		nb->missing_fp = open_output(&guard, "--missing", missing);
 	if (tracef)
-		nb->trace_fp = open_output("--trace", tracef);
+		nb->trace_fp = open_output(&guard, "--trace", tracef);
 	if (report && !nb->quiet)
-		nb->report_fp = open_output("--report", report);
+		nb->report_fp = open_output(&guard, "--report", report);
+	free(guard.ids);
+	free(guard.what);
 
 	pagesz = sysconf(_SC_PAGESIZE);
 	nb->pagesize = pagesz > 0 ? (size_t)pagesz : 4096;

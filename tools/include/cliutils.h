@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The command-line layer both tools share: side files (--trace,
+ * --report...) refused when they are an input or standard output, before
+ * anything is truncated. Nothing here prints; errors are -errno.
+ */
+#ifndef NBIO_CLIUTILS_H
+#define NBIO_CLIUTILS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A file as the kernel names it: st_dev and st_ino. */
+struct cli_file_id {
+	dev_t dev;
+	ino_t ino;
+	bool reg;		/* a regular file: only those can be clobbered */
+};
+
+/*
+ * cli_file_id_fd / cli_file_id_path - fill @id from fstat(@fd) or
+ * stat(@path). Return 0 or -errno.
+ */
+int cli_file_id_fd(int fd, struct cli_file_id *id);
+int cli_file_id_path(const char *path, struct cli_file_id *id);
+
+/*
+ * cli_open_side_file - open @path for writing, then truncate it, unless
+ * it is a regular file that is one of @avoid[0..@n) (inputs, standard
+ * output, other side files).
+ * @id: out: the opened file's identity
+ * @clash: out: index in @avoid of the file it is, for -EEXIST
+ *
+ * Opens without O_TRUNC and checks first, so a refused file keeps its
+ * data. Returns a descriptor (O_CLOEXEC), -EEXIST when refused, or
+ * -errno.
+ */
+int cli_open_side_file(const char *path, const struct cli_file_id *avoid,
+		       size_t n, struct cli_file_id *id, size_t *clash);
+
+#endif /* NBIO_CLIUTILS_H */
