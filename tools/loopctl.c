@@ -23,6 +23,7 @@
 
 #include <libsmartcols.h>
 
+#include "cliutils.h"
 #include "loopdev.h"
 #include "strutils.h"
 
@@ -1613,6 +1614,9 @@ int main(int argc, char **argv)
 	char *cmd_argv0;
 	size_t i;
 
+	/* before anything is opened: no file may become fd 0, 1 or 2 */
+	if (cli_sanitize_fds())
+		return LOOPCTL_EXIT_FAILURE;	/* nowhere to say it */
 	if (argc < 2) {
 		warnx("no command given");
 		errtryhelp(NULL);

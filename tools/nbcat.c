@@ -1255,6 +1255,10 @@ int main(int argc, char **argv)
 	long pagesz;
 	int c, i, rc;
 
+	/* before anything is opened: no file may become fd 0, 1 or 2 */
+	if (cli_sanitize_fds())
+		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */
+
 	nb->strategy = STRATEGY_NOWAIT;
 	nb->jobs = DEFAULT_JOBS;
 	nb->window = DEFAULT_WINDOW;

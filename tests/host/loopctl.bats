@@ -607,3 +607,16 @@ odirect_works() {
 	run -0 isolated --nobody id -u
 	assert_output "$(id -u nobody)"
 }
+
+# --------------------------------------------------------------------
+# closed standard descriptors
+
+@test "attach --dry-run with stderr closed: the warnings do not land in the image" {
+	run -0 "$LOOPCTL" why "$F"
+	grep -q "logical block size" <<<"$output" ||
+		skip "$F is not on a block device's file system"
+	cp "$F" "$W/img.orig"
+	# --offset=100: auto falls back to buffered I/O and warns why
+	"$LOOPCTL" attach --dry-run --offset=100 "$F" >/dev/null 2>&- || true
+	cmp "$F" "$W/img.orig" || fail "$F was written to"
+}

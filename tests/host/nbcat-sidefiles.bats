@@ -84,3 +84,22 @@ expect_untouched() {
 	expect_status 0
 	expect_lines "$D/err"
 }
+
+@test "closed stdout: the data does not land in a side file, exit 1" {
+	make_file "$D/small" 100
+	nbcat_status=0
+	"$NBCAT" -q -m "$D/m.tsv" "$D/small" >&- 2>"$D/err" || nbcat_status=$?
+	expect_status 1
+	expect_lines "$D/m.tsv"
+	expect_lines "$D/err" "nbcat: write error: Bad file descriptor"
+}
+
+@test "closed stderr: the warnings do not land in a side file" {
+	make_file "$D/small" 100
+	nbcat_status=0
+	"$NBCAT" -q -m "$D/m.tsv" "$D/nope" "$D/small" >"$D/out" 2>&- ||
+		nbcat_status=$?
+	expect_status 1
+	expect_lines "$D/m.tsv"
+	expect_output "$D/small"
+}

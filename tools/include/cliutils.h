@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The command-line layer both tools share: side files (--trace,
- * --report...) refused when they are an input or standard output, before
- * anything is truncated. Nothing here prints; errors are -errno.
+ * The command-line layer both tools share: standard descriptors made
+ * safe at start, and side files (--trace, --report...) refused when they
+ * are an input or standard output, before anything is truncated. Nothing
+ * here prints; errors are -errno.
  */
 #ifndef NBIO_CLIUTILS_H
 #define NBIO_CLIUTILS_H
@@ -17,6 +18,16 @@ struct cli_file_id {
 	ino_t ino;
 	bool reg;		/* a regular file: only those can be clobbered */
 };
+
+/*
+ * cli_sanitize_fds - open /dev/null onto whichever of 0, 1 and 2 is
+ * closed, so that no file opened later takes its number. The descriptor
+ * is opened for the opposite direction (0 write-only, 1 and 2 read-only,
+ * as gnulib's stdopen does): a program that uses it still fails (EBADF),
+ * as it would on a closed descriptor, instead of losing data silently.
+ * Returns 0 or -errno.
+ */
+int cli_sanitize_fds(void);
 
 /*
  * cli_file_id_fd / cli_file_id_path - fill @id from fstat(@fd) or

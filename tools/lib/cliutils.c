@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The command-line layer shared by nbcat and loopctl: what every CLI
- * must do about its output files so that it never destroys a user's
- * data.
+ * must do about its standard descriptors and its output files so that
+ * it never destroys a user's data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,21 @@
 #include <unistd.h>
 
 #include "cliutils.h"
+
+int cli_sanitize_fds(void)
+{
+	int fd;
+
+	for (fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free number: this very one */
+		if (open("/dev/null", fd == STDIN_FILENO ? O_WRONLY :
+			 O_RDONLY) != fd)
+			return -(errno ? errno : EBADF);
+	}
+	return 0;
+}
 
 static void file_id_set(struct cli_file_id *id, const struct stat *st)
 {
