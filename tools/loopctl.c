@@ -548,9 +548,24 @@ static int cmd_attach(int argc, char **argv)
 		      ", not %" PRIu64 "/%" PRIu64 " as requested", lc.path,
 		      lc.state.offset, lc.state.sizelimit, lc.offset,
 		      lc.sizelimit);
+	/*
+	 * The name is the result: a device nobody can name is a leak, so
+	 * if it cannot be written, undo the attach and fail.
+	 */
+	printf("%s\n", lc.path);
+	if (fflush(stdout) || ferror(stdout)) {
+		warn("%s: cannot print the device name", lc.path);
+		rc = loopdev_release(&lc);
+		if (rc)
+			warnx("%s: cannot detach it again: %s", lc.path,
+			      strerror(-rc));
+		else
+			warnx("%s: detached again", lc.path);
+		clearerr(stdout);	/* said once, here */
+		exit(LOOPCTL_EXIT_FAILURE);
+	}
 	/* best effort: status then shows what was asked for */
 	loopdev_save_request(&lc, lc.dio);
-	printf("%s\n", lc.path);
 	loopdev_deinit(&lc);
 	return LOOPCTL_EXIT_OK;
 }
@@ -1617,6 +1632,7 @@ int main(int argc, char **argv)
 	/* before anything is opened: no file may become fd 0, 1 or 2 */
 	if (cli_sanitize_fds())
 		return LOOPCTL_EXIT_FAILURE;	/* nowhere to say it */
+	cli_close_stdout_at_exit(LOOPCTL_EXIT_FAILURE);
 	if (argc < 2) {
 		warnx("no command given");
 		errtryhelp(NULL);

@@ -1258,6 +1258,7 @@ int main(int argc, char **argv)
 	/* before anything is opened: no file may become fd 0, 1 or 2 */
 	if (cli_sanitize_fds())
 		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */
+	cli_close_stdout_at_exit(NBCAT_EXIT_FAILURE);
 
 	nb->strategy = STRATEGY_NOWAIT;
 	nb->jobs = DEFAULT_JOBS;

@@ -221,3 +221,19 @@ expect_valid() {
 	assert_output ""
 	[[ $stderr == "nbcat: "*BOGUS* ]] || fail "stderr: $stderr"
 }
+
+@test "--help, --version and the report: lost output is exit 1, not 0" {
+	local opt st
+	for opt in --help --version; do
+		st=0
+		"$NBCAT" "$opt" >/dev/full 2>"$D/err" || st=$?
+		[[ $st == 1 ]] || fail "$opt >/dev/full: exit $st"
+		expect_lines "$D/err" "nbcat: write error: No space left on device"
+	done
+	# the report on stderr, lost: the data is there, the result is not
+	make_file "$D/a" 100
+	st=0
+	"$NBCAT" -J "$D/a" >"$D/out" 2>/dev/full || st=$?
+	[[ $st == 1 ]] || fail "-J 2>/dev/full: exit $st"
+	expect_output "$D/a"
+}

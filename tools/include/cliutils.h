@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command-line layer both tools share: standard descriptors made
- * safe at start, and side files (--trace, --report...) refused when they
- * are an input or standard output, before anything is truncated. Nothing
- * here prints; errors are -errno.
+ * safe at start, output that can be lost checked at exit (util-linux
+ * close_stdout), and side files (--trace, --report...) refused when they
+ * are an input or standard output, before anything is truncated. Only
+ * the at-exit check prints; everything else returns -errno.
  */
 #ifndef NBIO_CLIUTILS_H
 #define NBIO_CLIUTILS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* A file as the kernel names it: st_dev and st_ino. */
@@ -28,6 +30,21 @@ struct cli_file_id {
  * Returns 0 or -errno.
  */
 int cli_sanitize_fds(void);
+
+/*
+ * cli_close_stream - fflush, ferror and fclose @fp.
+ * Returns 0, or -errno of the failure (-EIO when the stream had an error
+ * whose cause is gone). A stream that was closed and never written to
+ * is not an error.
+ */
+int cli_close_stream(FILE *fp);
+
+/*
+ * cli_close_stdout_at_exit - at exit, close standard output and standard
+ * error; if output was lost, print "write error: <reason>" (nothing for
+ * EPIPE or when standard error itself failed) and _exit(@failure).
+ */
+void cli_close_stdout_at_exit(int failure);
 
 /*
  * cli_file_id_fd / cli_file_id_path - fill @id from fstat(@fd) or

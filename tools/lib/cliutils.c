@@ -2,10 +2,13 @@
 /*
  * The command-line layer shared by nbcat and loopctl: what every CLI
  * must do about its standard descriptors and its output files so that
- * it never destroys a user's data.
+ * it never destroys a user's data and never exits 0 after losing output.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio_ext.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +27,41 @@ int cli_sanitize_fds(void)
 			return -(errno ? errno : EBADF);
 	}
 	return 0;
+}
+
+int cli_close_stream(FILE *fp)
+{
+	bool had_error = ferror(fp);
+	bool pending = __fpending(fp) != 0;
+	int rc;
+
+	errno = 0;
+	rc = fclose(fp);
+	if (rc && !had_error && !pending && errno == EBADF)
+		return 0;	/* closed and never written to */
+	if (rc || had_error)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static int close_failure = EXIT_FAILURE;
+
+static void close_stdout(void)
+{
+	int rc = cli_close_stream(stdout);
+
+	if (rc && rc != -EPIPE) {
+		errno = -rc;
+		warn("write error");
+	}
+	if (cli_close_stream(stderr) || rc)
+		_exit(close_failure);
+}
+
+void cli_close_stdout_at_exit(int failure)
+{
+	close_failure = failure;
+	atexit(close_stdout);
 }
 
 static void file_id_set(struct cli_file_id *id, const struct stat *st)
