@@ -111,22 +111,35 @@ static bool has_cap_sys_admin(void)
 }
 
 /*
- * Fail with a clear message, before anything is opened, when @path (a
- * loop device or /dev/loop-control) cannot be opened for @mode.
+ * Say so, with a clear message, when @path (a loop device or
+ * /dev/loop-control) cannot be opened for @mode: before anything is
+ * opened. Returns 0 or the exit code it maps to.
  */
-static void require_access(const char *path, int mode, const char *what)
+static int check_access(const char *path, int mode, const char *what)
 {
 	if (faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0)
-		return;
-	if (errno == EACCES || errno == EPERM || errno == EROFS)
-		errx(LOOPCTL_EXIT_PERM, "%s: permission denied: %s needs root "
-		     "(CAP_SYS_ADMIN)%s", path, what,
-		     has_cap_sys_admin() ? "" :
-		     "; run it as root, e.g. with sudo");
+		return LOOPCTL_EXIT_OK;
+	if (errno == EACCES || errno == EPERM || errno == EROFS) {
+		warnx("%s: permission denied: %s needs root (CAP_SYS_ADMIN)%s",
+		      path, what, has_cap_sys_admin() ? "" :
+		      "; run it as root, e.g. with sudo");
+		return LOOPCTL_EXIT_PERM;
+	}
 	if (errno == ENOENT && !strcmp(path, LOOPDEV_CONTROL))
-		errx(LOOPCTL_EXIT_FAILURE, "%s: does not exist: is the loop "
-		     "driver loaded? (modprobe loop)", path);
-	err(LOOPCTL_EXIT_FAILURE, "%s", path);
+		warnx("%s: does not exist: is the loop driver loaded? "
+		      "(modprobe loop)", path);
+	else
+		warn("%s", path);
+	return LOOPCTL_EXIT_FAILURE;
+}
+
+/* check_access(), fatal. */
+static void require_access(const char *path, int mode, const char *what)
+{
+	int code = check_access(path, mode, what);
+
+	if (code)
+		exit(code);
 }
 
 /* Report a failed operation on @obj; returns the exit code it maps to. */
@@ -1432,12 +1445,17 @@ static int cmd_detach(int argc, char **argv)
 		warnx("detach: no device given (or --all)");
 		errtryhelp("detach");
 	}
-	/* validate every name before detaching anything */
+	/*
+	 * Validate every name before detaching anything: a typo in the
+	 * list detaches nothing. Every bad name is reported.
+	 */
 	for (i = optind; i < argc; i++) {
 		loopdev_init(&lc);
-		set_device_or_die(&lc, argv[i]);
+		pick_device(&lc, i - optind, NULL, argv + optind);
 		loopdev_deinit(&lc);
 	}
+	if (exit_status)
+		return exit_status;
 
 	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
 	for (i = 0; i < n; i++) {
@@ -1445,7 +1463,12 @@ static int cmd_detach(int argc, char **argv)
 		if (!pick_device(&lc, i, nrs, names))
 			continue;
 		dev = names ? names[i] : loopdev_get_path(&lc);
-		require_access(lc.path, R_OK, "detaching a loop device");
+		rc = check_access(lc.path, R_OK, "detaching a loop device");
+		if (rc) {
+			set_exit(rc);
+			loopdev_deinit(&lc);
+			continue;
+		}
 		rc = loopdev_open(&lc, O_RDONLY);
 		if (!rc)
 			rc = loopdev_detach(&lc, &deferred);
@@ -1530,18 +1553,18 @@ static int cmd_cache(int argc, char **argv)
 		}
 	}
 	tb = new_table(&o, "loopcache", "cache");
-	for (i = optind; i < argc; i++) {
-		loopdev_init(&lc);
-		set_device_or_die(&lc, argv[i]);
-		loopdev_deinit(&lc);
-	}
-
 	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
 	for (i = 0; i < n; i++) {
 		loopdev_init(&lc);
 		if (!pick_device(&lc, i, nrs, names))
 			continue;
-		require_access(lc.path, R_OK, "reading a loop device's cache");
+		rc = check_access(lc.path, R_OK,
+				  "reading a loop device's cache");
+		if (rc) {
+			set_exit(rc);
+			loopdev_deinit(&lc);
+			continue;
+		}
 		rc = loopdev_cache(&lc, &cc);
 		if (rc) {
 			set_exit(report(loopdev_get_path(&lc), rc, "cache"));

@@ -376,10 +376,33 @@ odirect_works() {
 	assert_output --partial "No such file or directory"
 }
 
-@test "detach validates every device before detaching any" {
+@test "detach validates every device before detaching any, naming each bad one" {
 	require_isolation
 	run -2 isolated "$LOOPCTL" detach /dev/null /dev/loop12345
-	assert_output "loopctl: /dev/null: not a loop device"
+	assert_output "loopctl: /dev/null: not a loop device
+loopctl: /dev/loop12345: No such file or directory"
+}
+
+@test "cache and status: every bad operand named, JSON still printed (empty)" {
+	require_isolation
+	local cmd key
+	for cmd in cache status; do
+		key=loopcache
+		[[ $cmd == status ]] && key=loopdevices
+		run -2 --separate-stderr isolated "$LOOPCTL" "$cmd" -J \
+			/dev/null "$W/missing"
+		assert_equal "$stderr" "loopctl: /dev/null: not a loop device
+loopctl: $W/missing: No such file or directory"
+		# valid JSON, the list empty: nothing could be read
+		[[ $(jq -c ".$key" <<<"$output") == "[]" ]] ||
+			fail "$cmd -J: not an empty list: $output"
+		# as a table: no table at all, same messages
+		run -2 --separate-stderr isolated "$LOOPCTL" "$cmd" \
+			"$W/missing" /dev/null
+		assert_output ""
+		assert_equal "$stderr" "loopctl: $W/missing: No such file or directory
+loopctl: /dev/null: not a loop device"
+	done
 }
 
 # --------------------------------------------------------------------
