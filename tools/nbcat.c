@@ -98,6 +98,7 @@ struct stats {
 	uint64_t hit_chunks, partial_chunks, miss_chunks, unsup_chunks;
 	uint64_t hit_bytes, partial_bytes, miss_bytes, unsup_bytes;
 	uint64_t missing;	/* not written because of --cached-only */
+	bool missing_unknown;	/* --cached-only, no RWF_NOWAIT: not read */
 	uint64_t ns;		/* wall time */
 	struct histogram lat[NR_LAT];
 };
@@ -828,12 +829,21 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 		case PC_EOF:
 			return 0;
 		case PC_UNSUPPORTED:
-			/* plain reads could block: nothing is known cached */
+			/*
+			 * Plain reads could block: nothing is known cached,
+			 * and the size cannot say how much is missing (0 for
+			 * procfs, 4096 for any sysfs file): unknown.
+			 */
 			st->mode = MODE_UNSUPPORTED;
+			st->missing_unknown = true;
 			if (!nb->quiet)
 				warnx("%s: non-blocking reads not supported, nothing read (--cached-only)",
 				      in->path);
-			return missing_rest(nb, in, in->off);
+			missing_flush(nb, in);
+			if (nb->missing_fp)
+				fprintf(nb->missing_fp, "%s\t%" PRIu64 "\tunknown\n",
+					in->path, in->off);
+			return 0;
 		case PC_HIT:
 			count_probe(nb, in, in->off, nb->chunk, &r);
 			emit(nb, buf, r.bytes);
@@ -991,7 +1001,8 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 		return fmt_u64((uint64_t)((double)st->bytes * 1e9 /
 					  (double)st->ns));
 	case COL_MISSING:
-		return fmt_u64(st->missing);
+		/* unknown (null) when a file could not be probed at all */
+		return st->missing_unknown ? NULL : fmt_u64(st->missing);
 	}
 	return NULL;
 }
@@ -1059,6 +1070,7 @@ static void stats_merge(struct stats *t, const struct stats *s)
 	t->miss_bytes += s->miss_bytes;
 	t->unsup_bytes += s->unsup_bytes;
 	t->missing += s->missing;
+	t->missing_unknown |= s->missing_unknown;
 	for (i = 0; i < NR_LAT; i++)
 		hist_merge(&t->lat[i], &s->lat[i]);
 }
@@ -1075,6 +1087,7 @@ static void stats_reset(struct stats *st, const char *path)
 	st->hit_bytes = st->partial_bytes = 0;
 	st->miss_bytes = st->unsup_bytes = 0;
 	st->missing = st->ns = 0;
+	st->missing_unknown = false;
 	for (i = 0; i < NR_LAT; i++)
 		hist_init(&st->lat[i]);
 }
@@ -1445,7 +1458,7 @@ int main(int argc, char **argv)
 
 	if (nb->failed)
 		return NBCAT_EXIT_FAILURE;
-	if (nb->cached_only && nb->total.missing)
+	if (nb->cached_only && (nb->total.missing || nb->total.missing_unknown))
 		return NBCAT_EXIT_NOTCACHED;
 	return NBCAT_EXIT_SUCCESS;
 }
