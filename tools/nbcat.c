@@ -1359,6 +1359,10 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (nb->json && nb->raw) {
+		warnx("--json and --raw are mutually exclusive");
+		try_help();
+	}
 	if (nb->prefetch && nb->cached_only)
 		errx(NBCAT_EXIT_FAILURE,
 		     "--prefetch and --cached-only are mutually exclusive");

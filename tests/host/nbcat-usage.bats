@@ -210,6 +210,17 @@ expect_valid() {
 	done
 }
 
+@test "--json and --raw conflict, in either order, like loopctl's" {
+	local args
+	for args in "--json --raw" "--raw -J"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		run --separate-stderr -1 "$NBCAT" $args "$F"
+		assert_output ""
+		assert_equal "$stderr" "nbcat: --json and --raw are mutually exclusive
+Try 'nbcat --help' for more information."
+	done
+}
+
 @test "--missing -: refused, data already goes to stdout" {
 	run --separate-stderr -1 "$NBCAT" --missing - "$F"
 	assert_output ""
