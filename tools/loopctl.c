@@ -170,16 +170,27 @@ static int report(const char *obj, int rc, const char *what)
 	return code;
 }
 
+/*
+ * Report why loopdev_set_device(@name) failed with @rc; returns the exit
+ * code. An empty name is not a loop device either.
+ */
+static int device_error(const char *name, int rc)
+{
+	if (rc == -ENODEV || !*name) {
+		warnx("%s: not a loop device", cli_name(name));
+		return LOOPCTL_EXIT_NOT_LOOP;
+	}
+	warnx("%s: %s", name, strerror(-rc));
+	return rc == -ENOENT ? LOOPCTL_EXIT_NOT_LOOP : LOOPCTL_EXIT_FAILURE;
+}
+
 /* Name a device argument; exits on a bad one, like every CLI here. */
 static void set_device_or_die(struct loopdev_ctx *lc, const char *name)
 {
 	int rc = loopdev_set_device(lc, name);
 
-	if (rc == -ENODEV)
-		errx(LOOPCTL_EXIT_NOT_LOOP, "%s: not a loop device", name);
 	if (rc)
-		errx(rc == -ENOENT ? LOOPCTL_EXIT_NOT_LOOP :
-		     LOOPCTL_EXIT_FAILURE, "%s: %s", name, strerror(-rc));
+		exit(device_error(name, rc));
 }
 
 /* ------------------------------------------------------------------ */
@@ -503,8 +514,8 @@ static int cmd_attach(int argc, char **argv)
 		     "device", file);
 	if (rc)
 		errx(exit_code_of(rc) == LOOPCTL_EXIT_PERM ?
-		     LOOPCTL_EXIT_PERM : LOOPCTL_EXIT_FAILURE, "%s: %s", file,
-		     strerror(-rc));
+		     LOOPCTL_EXIT_PERM : LOOPCTL_EXIT_FAILURE, "%s: %s",
+		     cli_name(file), strerror(-rc));
 	if (!quiet && loopdev_is_flag(&lc, LOOPDEV_FL_RO_FALLBACK))
 		warnx("%s: write-protected, attaching read-only", file);
 
@@ -709,7 +720,7 @@ static int cmd_why(int argc, char **argv)
 		fd = open(obj, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			err(errno == EACCES ? LOOPCTL_EXIT_PERM :
-			    LOOPCTL_EXIT_FAILURE, "%s", obj);
+			    LOOPCTL_EXIT_FAILURE, "%s", cli_name(obj));
 		d.offset = lc.offset;
 		if (loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
 			rc = loopdev_check_dio(fd, &d);
@@ -1080,15 +1091,8 @@ static bool pick_device(struct loopdev_ctx *lc, int i, int *nrs, char **names)
 	if (!names)
 		return loopdev_set_device_nr(lc, nrs[i]) == 0;
 	rc = loopdev_set_device(lc, names[i]);
-	if (rc == -ENODEV) {
-		warnx("%s: not a loop device", names[i]);
-		set_exit(LOOPCTL_EXIT_NOT_LOOP);
-		return false;
-	}
 	if (rc) {
-		warnx("%s: %s", names[i], strerror(-rc));
-		set_exit(rc == -ENOENT ? LOOPCTL_EXIT_NOT_LOOP :
-			 LOOPCTL_EXIT_FAILURE);
+		set_exit(device_error(names[i], rc));
 		return false;
 	}
 	return true;

@@ -382,7 +382,7 @@ static FILE *open_output(struct guard *g, const char *opt, const char *path)
 		     opt, path, g->what[clash]);
 	if (fd < 0) {
 		errno = -fd;
-		err(NBCAT_EXIT_FAILURE, "%s", path);
+		err(NBCAT_EXIT_FAILURE, "%s: %s", opt, cli_name(path));
 	}
 	fp = fdopen(fd, "w");
 	if (!fp)
@@ -1134,7 +1134,7 @@ static void cat_file(struct nbcat *nb, const char *path)
 	} else {
 		in.fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (in.fd < 0) {
-			warn("%s", path);
+			warn("%s", cli_name(path));
 			goto failed;
 		}
 	}

@@ -376,6 +376,22 @@ odirect_works() {
 	assert_output --partial "No such file or directory"
 }
 
+@test "an empty name is named '' in the message, never ': reason'" {
+	require_isolation
+	local cmd
+	for cmd in status list cache detach "set --direct-io=on"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		run -2 isolated "$LOOPCTL" $cmd ""
+		assert_output "loopctl: '': not a loop device"
+	done
+	run -2 isolated "$LOOPCTL" attach --dry-run "$F" ""
+	assert_output "loopctl: '': not a loop device"
+	run -1 isolated "$LOOPCTL" attach --dry-run ""
+	assert_output "loopctl: '': No such file or directory"
+	run -1 "$LOOPCTL" why ""
+	assert_output "loopctl: '': No such file or directory"
+}
+
 @test "detach validates every device before detaching any, naming each bad one" {
 	require_isolation
 	run -2 isolated "$LOOPCTL" detach /dev/null /dev/loop12345

@@ -26,6 +26,17 @@ C=$((64 * KiB))
 	assert_equal "$(<"$D/err")" "nbcat: $D/nope: No such file or directory"
 }
 
+@test "empty file name: named '' like cat does, exit 1" {
+	make_file "$D/a" 100
+	nbcat_run -q "" "$D/a"
+	expect_status 1
+	expect_output "$D/a"
+	assert_equal "$(<"$D/err")" "nbcat: '': No such file or directory"
+	nbcat_run -q -t "" "$D/a"
+	expect_status 1
+	assert_equal "$(<"$D/err")" "nbcat: --trace: '': No such file or directory"
+}
+
 @test "directory: refused like cat, the other files still written, exit 1" {
 	mkdir "$D/dir"
 	make_file "$D/a" 100

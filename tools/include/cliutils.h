@@ -21,6 +21,12 @@ struct cli_file_id {
 	bool reg;		/* a regular file: only those can be clobbered */
 };
 
+/* A name for messages: "''" for an empty one, which would print as nothing. */
+static inline const char *cli_name(const char *name)
+{
+	return name && *name ? name : "''";
+}
+
 /*
  * cli_sanitize_fds - open /dev/null onto whichever of 0, 1 and 2 is
  * closed, so that no file opened later takes its number. The descriptor
