@@ -404,19 +404,59 @@ static void close_output(struct nbcat *nb, FILE **fp, const char *what)
 	*fp = NULL;
 }
 
+/*
+ * A path as a field of a tab-separated line: tab, newline and backslash
+ * written as \t, \n and \\ (nbcat(1)), so every line stays one record.
+ */
+static void put_path(FILE *fp, const char *path)
+{
+	for (; *path; path++) {
+		switch (*path) {
+		case '\t':
+			fputs("\\t", fp);
+			break;
+		case '\n':
+			fputs("\\n", fp);
+			break;
+		case '\\':
+			fputs("\\\\", fp);
+			break;
+		default:
+			putc(*path, fp);
+			break;
+		}
+	}
+}
+
 static void trace(struct nbcat *nb, const struct input *in, uint64_t off,
 		  size_t len, const char *outcome, uint64_t ns)
 {
-	if (nb->trace_fp)
-		fprintf(nb->trace_fp, "%" PRIu64 "\t%zu\t%s\t%" PRIu64 "\t%s\n",
-			off, len, outcome, ns, in->path);
+	if (!nb->trace_fp)
+		return;
+	fprintf(nb->trace_fp, "%" PRIu64 "\t%zu\t%s\t%" PRIu64 "\t",
+		off, len, outcome, ns);
+	put_path(nb->trace_fp, in->path);
+	putc('\n', nb->trace_fp);
+}
+
+/* One --missing line; @len NULL: the length is unknown. */
+static void missing_line(struct nbcat *nb, const struct input *in,
+			 uint64_t off, const uint64_t *len)
+{
+	if (!nb->missing_fp)
+		return;
+	put_path(nb->missing_fp, in->path);
+	fprintf(nb->missing_fp, "\t%" PRIu64 "\t", off);
+	if (len)
+		fprintf(nb->missing_fp, "%" PRIu64 "\n", *len);
+	else
+		fputs("unknown\n", nb->missing_fp);
 }
 
 static void missing_flush(struct nbcat *nb, struct input *in)
 {
-	if (nb->missing_fp && in->mr_len)
-		fprintf(nb->missing_fp, "%s\t%" PRIu64 "\t%" PRIu64 "\n",
-			in->path, in->mr_off, in->mr_len);
+	if (in->mr_len)
+		missing_line(nb, in, in->mr_off, &in->mr_len);
 	in->mr_len = 0;
 }
 
@@ -840,9 +880,7 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 				warnx("%s: non-blocking reads not supported, nothing read (--cached-only)",
 				      in->path);
 			missing_flush(nb, in);
-			if (nb->missing_fp)
-				fprintf(nb->missing_fp, "%s\t%" PRIu64 "\tunknown\n",
-					in->path, in->off);
+			missing_line(nb, in, in->off, NULL);
 			return 0;
 		case PC_HIT:
 			count_probe(nb, in, in->off, nb->chunk, &r);

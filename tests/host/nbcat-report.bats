@@ -203,3 +203,21 @@ expect_types() {
 	nbcat_run --report "$D/r" "$D/a"
 	expect_lines "$D/err"
 }
+
+@test "--trace and --missing: tab, newline and backslash in a path escaped" {
+	local name=$'a\tb\nc\\d' esc='a\tb\nc\\d' f
+	f=$D/$name
+	make_file "$f" $((1 * MiB))
+	"$PAGECACHE" evict "$f"
+	nbcat_run -q -b 64K -t "$D/trace" -m "$D/missing" "$f"
+	expect_status 0
+	expect_output "$f"
+	# one record a line, the path as its last (trace) or first field
+	# (through ENVIRON: awk -v would undo the escapes)
+	P=$D/$esc awk -F'\t' '$NF != ENVIRON["P"] || NF != 5 { bad = 1 }
+		END { exit bad || NR == 0 }' "$D/trace" ||
+		fail "trace: $(cat -A "$D/trace")"
+	P=$D/$esc awk -F'\t' '$1 != ENVIRON["P"] || NF != 3 { bad = 1 }
+		END { exit bad || NR == 0 }' "$D/missing" ||
+		fail "missing: $(cat -A "$D/missing")"
+}
