@@ -1028,6 +1028,16 @@ static void set_cell(struct libscols_line *ln, size_t i, const char *fmt, ...)
 		err(LOOPCTL_EXIT_FAILURE, "cannot fill a table cell");
 }
 
+/* A file name: bytes, but JSON strings must be valid UTF-8. */
+static void set_name(const struct output *o, struct libscols_line *ln,
+		     size_t i, const char *name)
+{
+	char *s = o->json ? utf8_escape_dup(name) : strdup(name);
+
+	if (!s || scols_line_refer_data(ln, i, s))
+		err(LOOPCTL_EXIT_FAILURE, "cannot fill a table cell");
+}
+
 static void set_bool(struct libscols_line *ln, size_t i, bool v)
 {
 	set_cell(ln, i, "%d", v ? 1 : 0);
@@ -1151,7 +1161,7 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			set_cell(ln, i, "%s", loopdev_get_path(lc));
 			break;
 		case COL_BACK_FILE:
-			set_cell(ln, i, "%s", s->back_file);
+			set_name(o, ln, i, s->back_file);
 			break;
 		case COL_BACK_INO:
 			if (s->has_ino)
@@ -1593,7 +1603,7 @@ static int cmd_cache(int argc, char **argv)
 				set_size(&o, ln, k, cc.dev_cached);
 				break;
 			case CCOL_BACK_FILE:
-				set_cell(ln, k, "%s", lc.state.back_file);
+				set_name(&o, ln, k, lc.state.back_file);
 				break;
 			case CCOL_BACK_SIZE:
 				if (cc.back_known)

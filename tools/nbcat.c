@@ -982,7 +982,8 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	case COL_FILE:
 		if (total)
 			return nb->json ? NULL : strdup("total");
-		return strdup(st->path);
+		/* a file name is bytes; JSON strings must be UTF-8 */
+		return nb->json ? utf8_escape_dup(st->path) : strdup(st->path);
 	case COL_TYPE:
 		return strdup(total ? "total" : "file");
 	case COL_MODE:

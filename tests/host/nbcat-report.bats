@@ -221,3 +221,18 @@ expect_types() {
 		END { exit bad || NR == 0 }' "$D/missing" ||
 		fail "missing: $(cat -A "$D/missing")"
 }
+
+@test "JSON: a file name that is not valid UTF-8 is escaped, strict parsers accept it" {
+	require_cmd python3
+	local name
+	name=$(printf 'caf\303\251-\377\376-\355\240\200-\360\237\230\200')
+	make_file "$D/$name" 100
+	nbcat_json "$D/$name"
+	expect_status 0
+	# python's json rejects invalid UTF-8 (jq would replace it)
+	run -0 python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1], "rb").read())
+print(r["nbcat"][0]["file"])' "$D/report.json"
+	# valid sequences kept, every invalid byte as \xNN
+	assert_output "$D/"$'caf\u00e9-\\xff\\xfe-\\xed\\xa0\\x80-\U0001F600'
+}
