@@ -228,6 +228,10 @@ struct nbcat {
 	dev_t out_dev;
 	ino_t out_ino;
 
+	bool collect_warnings;	/* the JSON report goes to stderr */
+	char **warnings;	/* ... so they go into it: "warnings" */
+	size_t nwarnings;
+
 	size_t nfiles;
 	bool failed;		/* exit 1 at the end */
 	struct stats total;
@@ -302,6 +306,36 @@ static void __attribute__((__noreturn__)) try_help(void)
 
 /* ------------------------------------------------------------------ */
 /* output */
+
+static void nb_warn(struct nbcat *nb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A warning about one file, or a side file: on stderr, or, when the JSON
+ * report goes to stderr, kept for its "warnings" array, so that stderr
+ * stays one JSON document (nbcat(1)).
+ */
+static void nb_warn(struct nbcat *nb, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, **w;
+	int n;
+
+	va_start(ap, fmt);
+	if (!nb->collect_warnings) {
+		vwarnx(fmt, ap);
+		va_end(ap);
+		return;
+	}
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	w = n < 0 ? NULL : realloc(nb->warnings,
+				   (nb->nwarnings + 1) * sizeof(*w));
+	if (!w)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	nb->warnings = w;
+	w[nb->nwarnings++] = msg;
+}
 
 static void __attribute__((__noreturn__)) write_failed(int e)
 {
@@ -398,7 +432,7 @@ static void close_output(struct nbcat *nb, FILE **fp, const char *what)
 	if (!*fp)
 		return;
 	if (ferror(*fp) | fclose(*fp)) {
-		warnx("%s: write error", what);
+		nb_warn(nb, "%s: write error", what);
 		nb->failed = true;
 	}
 	*fp = NULL;
@@ -770,8 +804,8 @@ static int copy_window(struct nbcat *nb, struct input *in)
 
 	if (in->unsupported) {
 		if (!nb->quiet)
-			warnx("%s: non-blocking reads not supported, using plain reads",
-			      in->path);
+			nb_warn(nb, "%s: non-blocking reads not supported, using plain reads",
+				in->path);
 		return copy_plain(nb, in, w->slots[w->head].buf,
 				  MODE_UNSUPPORTED);
 	}
@@ -877,8 +911,8 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 			st->mode = MODE_UNSUPPORTED;
 			st->missing_unknown = true;
 			if (!nb->quiet)
-				warnx("%s: non-blocking reads not supported, nothing read (--cached-only)",
-				      in->path);
+				nb_warn(nb, "%s: non-blocking reads not supported, nothing read (--cached-only)",
+					in->path);
 			missing_flush(nb, in);
 			missing_line(nb, in, in->off, NULL);
 			return 0;
@@ -1093,6 +1127,57 @@ static void report_init(struct nbcat *nb)
 	}
 }
 
+/* @s as a JSON string: quoted, escaped, valid UTF-8. */
+static void json_put_string(FILE *fp, const char *s)
+{
+	char *u = utf8_escape_dup(s);
+	const unsigned char *p;
+
+	if (!u)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	putc('"', fp);
+	for (p = (const unsigned char *)u; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(fp, "\\u%04x", *p);
+		else
+			putc(*p, fp);
+	}
+	putc('"', fp);
+	free(u);
+}
+
+/*
+ * Print the report. When the JSON report goes to stderr, the warnings
+ * join it as a second key, "warnings": libsmartcols writes one object,
+ * {"nbcat": [...]}, so the array goes in before its closing brace.
+ */
+static void report_print(struct nbcat *nb)
+{
+	char *doc = NULL, *end;
+	size_t i;
+
+	if (!nb->collect_warnings) {
+		scols_print_table(nb->tb);
+		return;
+	}
+	if (scols_print_table_to_string(nb->tb, &doc) || !doc ||
+	    !(end = strrchr(doc, '}')))
+		errx(NBCAT_EXIT_FAILURE, "cannot format the report");
+	while (end > doc && isspace((unsigned char)end[-1]))
+		end--;
+	fprintf(stderr, "%.*s,\n   \"warnings\": [", (int)(end - doc), doc);
+	for (i = 0; i < nb->nwarnings; i++) {
+		fputs(i ? ",\n      " : "\n      ", stderr);
+		json_put_string(stderr, nb->warnings[i]);
+		free(nb->warnings[i]);
+	}
+	fputs(nb->nwarnings ? "\n   ]\n}\n" : "]\n}\n", stderr);
+	free(nb->warnings);
+	free(doc);
+}
+
 static void stats_merge(struct stats *t, const struct stats *s)
 {
 	int i;
@@ -1173,13 +1258,13 @@ static void cat_file(struct nbcat *nb, const char *path)
 	} else {
 		in.fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (in.fd < 0) {
-			warn("%s", cli_name(path));
+			nb_warn(nb, "%s: %s", cli_name(path), strerror(errno));
 			goto failed;
 		}
 	}
 	rc = pc_reader_init(&in.rd, in.fd);
 	if (rc) {
-		warnx("%s: %s", path, strerror(-rc));
+		nb_warn(nb, "%s: %s", path, strerror(-rc));
 		goto failed;
 	}
 	st->size = pc_reader_get_size(&in.rd);
@@ -1187,7 +1272,7 @@ static void cat_file(struct nbcat *nb, const char *path)
 	/* cat's check: copying a file onto itself would never end */
 	if (nb->out_is_reg && in.rd.type == S_IFREG && st->size &&
 	    in.rd.dev == nb->out_dev && in.rd.ino == nb->out_ino) {
-		warnx("%s: input file is output file", path);
+		nb_warn(nb, "%s: input file is output file", path);
 		goto failed;
 	}
 	if (is_stdin && pc_reader_is_seekable(&in.rd)) {
@@ -1201,7 +1286,7 @@ static void cat_file(struct nbcat *nb, const char *path)
 	if (is_stdin && pc_reader_is_seekable(&in.rd))
 		lseek(in.fd, (off_t)in.off, SEEK_SET);
 	if (rc) {
-		warnx("%s: %s", path, strerror(-rc));
+		nb_warn(nb, "%s: %s", path, strerror(-rc));
 		goto failed;
 	}
 	goto done;
@@ -1472,6 +1557,7 @@ int main(int argc, char **argv)
 		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
 		     strerror(-rc));
 	report_init(nb);
+	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
 	stats_reset(&nb->total, NULL);
 	stats_reset(&nb->cur, NULL);
 
@@ -1489,14 +1575,15 @@ int main(int argc, char **argv)
 	if (nb->progress)
 		progress_show(nb, pc_now_ns(), true);
 
+	/* before the report, which may carry their warnings */
+	close_output(nb, &nb->missing_fp, missing);
+	close_output(nb, &nb->trace_fp, tracef);
 	if (nb->tb) {
 		if (nb->json || nb->nfiles > 1)
 			report_add(nb, &nb->total, true);
-		scols_print_table(nb->tb);
+		report_print(nb);
 		scols_unref_table(nb->tb);
 	}
-	close_output(nb, &nb->missing_fp, missing);
-	close_output(nb, &nb->trace_fp, tracef);
 	close_output(nb, &nb->report_fp, report);
 
 	if (nb->failed)

@@ -236,3 +236,25 @@ print(r["nbcat"][0]["file"])' "$D/report.json"
 	# valid sequences kept, every invalid byte as \xNN
 	assert_output "$D/"$'caf\u00e9-\\xff\\xfe-\\xed\\xa0\\x80-\U0001F600'
 }
+
+@test "JSON report on stderr: warnings go into its \"warnings\" array, one document" {
+	make_file "$D/a" 100
+	nbcat_run -J /proc/version "$D/nope" "$D/a"
+	expect_status 1
+	expect_output /proc/version "$D/a"
+	run -0 jq -c '.warnings' "$D/err"
+	assert_output "[\"/proc/version: non-blocking reads not supported, using plain reads\",\"$D/nope: No such file or directory\"]"
+	run -0 jq -r '.nbcat[] | "\(.file) \(.mode)"' "$D/err"
+	assert_output "/proc/version unsupported
+$D/nope error
+$D/a nowait
+null null"
+	# no warning: an empty array; with --report FILE: warnings on stderr
+	nbcat_run -J "$D/a"
+	run -0 jq -c '.warnings' "$D/err"
+	assert_output "[]"
+	nbcat_run -J --report "$D/report.json" "$D/nope"
+	expect_lines "$D/err" "nbcat: $D/nope: No such file or directory"
+	run -0 jq -c 'has("warnings")' "$D/report.json"
+	assert_output "false"
+}
