@@ -374,12 +374,38 @@ static void out_write(const void *buf, size_t len)
 	}
 }
 
+/* /proc/sys/fs/pipe-max-size: the most an unprivileged pipe may hold. */
+static long pipe_max_size(void)
+{
+	long max = -1;
+	FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &max) != 1)
+		max = -1;
+	fclose(f);
+	return max;
+}
+
+/*
+ * Let the pipe on @fd hold @want bytes, or as much as it may: above
+ * pipe-max-size F_SETPIPE_SZ fails (EPERM) without CAP_SYS_RESOURCE,
+ * and the allowed maximum is then still better than 64 KiB. Failure is
+ * harmless: the pipe just takes more wake-ups of the reader.
+ */
 static void grow_pipe(int fd, size_t want)
 {
 	int cur = fcntl(fd, F_GETPIPE_SZ);
+	long max;
 
-	if (cur > 0 && (size_t)cur < want && want <= INT_MAX)
-		fcntl(fd, F_SETPIPE_SZ, (int)want);
+	if (cur <= 0 || (size_t)cur >= want || want > INT_MAX)
+		return;
+	if (fcntl(fd, F_SETPIPE_SZ, (int)want) >= 0 || errno != EPERM)
+		return;
+	max = pipe_max_size();
+	if (max > cur && (size_t)max < want)
+		fcntl(fd, F_SETPIPE_SZ, (int)max);
 }
 
 /*
@@ -1543,7 +1569,7 @@ int main(int argc, char **argv)
 		 * A pipe holds 64 KiB by default: a chunk written into it
 		 * takes several wake-ups of the reader. Let it hold a whole
 		 * chunk (F_SETPIPE_SZ, 2.6.35; capped by
-		 * /proc/sys/fs/pipe-max-size for users, failure is harmless).
+		 * /proc/sys/fs/pipe-max-size for users).
 		 */
 		grow_pipe(STDOUT_FILENO, nb->chunk);
 	}
