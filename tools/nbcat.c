@@ -800,7 +800,7 @@ static int copy_window(struct nbcat *nb, struct input *in)
 {
 	struct reorder_window *w = &nb->win;
 	struct rwin_slot *s;
-	int rc = 0;
+	int rc = 0, err;
 
 	nb->cur.mode = nb->strategy == STRATEGY_POOL ? MODE_POOL : MODE_NOWAIT;
 	for (;;) {
@@ -819,7 +819,7 @@ static int copy_window(struct nbcat *nb, struct input *in)
 			if (!rc)
 				rc = slot_start(nb, in, s);
 			if (rc)
-				goto drop;
+				goto drain;
 			continue;
 		}
 		s = rwin_head(w);
@@ -836,6 +836,23 @@ static int copy_window(struct nbcat *nb, struct input *in)
 				  MODE_UNSUPPORTED);
 	}
 	return 0;
+drain:
+	/*
+	 * Reading at in->off failed: the chunks in flight all lie before
+	 * it, so write them, as cat writes what it read before an error.
+	 * An error in one of them comes first and wins.
+	 */
+	while ((s = rwin_head(w))) {
+		if (s->pending)
+			workpool_wait(&nb->pool, &s->job);
+		err = slot_flush(nb, in, s);
+		rwin_pop(w);
+		if (err) {
+			rc = err < 0 ? err : rc;
+			goto drop;
+		}
+	}
+	return rc;
 drop:
 	/* after an error or an early end of file, the rest is not written */
 	while ((s = rwin_head(w))) {
