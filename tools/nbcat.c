@@ -98,7 +98,7 @@ struct stats {
 	uint64_t hit_chunks, partial_chunks, miss_chunks, unsup_chunks;
 	uint64_t hit_bytes, partial_bytes, miss_bytes, unsup_bytes;
 	uint64_t missing;	/* not written because of --cached-only */
-	bool missing_unknown;	/* --cached-only, no RWF_NOWAIT: not read */
+	bool missing_unknown;	/* --cached-only, no RWF_NOWAIT: unread */
 	uint64_t ns;		/* wall time */
 	struct histogram lat[NR_LAT];
 };
@@ -438,8 +438,9 @@ static FILE *open_output(struct guard *g, const char *opt, const char *path)
 		     opt);
 	fd = cli_open_side_file(path, g->ids, g->n, &id, &clash);
 	if (fd == -EEXIST)
-		errx(NBCAT_EXIT_FAILURE, "%s: %s: is %s; refusing to overwrite it",
-		     opt, path, g->what[clash]);
+		errx(NBCAT_EXIT_FAILURE,
+		     "%s: %s: is %s; refusing to overwrite it", opt, path,
+		     g->what[clash]);
 	if (fd < 0) {
 		errno = -fd;
 		err(NBCAT_EXIT_FAILURE, "%s: %s", opt, cli_name(path));
@@ -449,7 +450,8 @@ static FILE *open_output(struct guard *g, const char *opt, const char *path)
 		err(NBCAT_EXIT_FAILURE, "%s", path);
 	g->ids[g->n] = id;
 	g->what[g->n++] = opt[2] == 'm' ? "the --missing file" :
-			  opt[2] == 't' ? "the --trace file" : "the --report file";
+			  opt[2] == 't' ? "the --trace file" :
+					  "the --report file";
 	return fp;
 }
 

@@ -18,7 +18,7 @@
 struct cli_file_id {
 	dev_t dev;
 	ino_t ino;
-	bool reg;		/* a regular file: only those can be clobbered */
+	bool reg;		/* regular file: only those get clobbered */
 };
 
 /* A name for messages: "''" for an empty one, which would print as nothing. */
