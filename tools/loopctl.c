@@ -23,6 +23,7 @@
 
 #include <libsmartcols.h>
 
+#include "cliutils.h"
 #include "loopdev.h"
 #include "strutils.h"
 
@@ -110,22 +111,35 @@ static bool has_cap_sys_admin(void)
 }
 
 /*
- * Fail with a clear message, before anything is opened, when @path (a
- * loop device or /dev/loop-control) cannot be opened for @mode.
+ * Say so, with a clear message, when @path (a loop device or
+ * /dev/loop-control) cannot be opened for @mode: before anything is
+ * opened. Returns 0 or the exit code it maps to.
  */
-static void require_access(const char *path, int mode, const char *what)
+static int check_access(const char *path, int mode, const char *what)
 {
 	if (faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0)
-		return;
-	if (errno == EACCES || errno == EPERM || errno == EROFS)
-		errx(LOOPCTL_EXIT_PERM, "%s: permission denied: %s needs root "
-		     "(CAP_SYS_ADMIN)%s", path, what,
-		     has_cap_sys_admin() ? "" :
-		     "; run it as root, e.g. with sudo");
+		return LOOPCTL_EXIT_OK;
+	if (errno == EACCES || errno == EPERM || errno == EROFS) {
+		warnx("%s: permission denied: %s needs root (CAP_SYS_ADMIN)%s",
+		      path, what, has_cap_sys_admin() ? "" :
+		      "; run it as root, e.g. with sudo");
+		return LOOPCTL_EXIT_PERM;
+	}
 	if (errno == ENOENT && !strcmp(path, LOOPDEV_CONTROL))
-		errx(LOOPCTL_EXIT_FAILURE, "%s: does not exist: is the loop "
-		     "driver loaded? (modprobe loop)", path);
-	err(LOOPCTL_EXIT_FAILURE, "%s", path);
+		warnx("%s: does not exist: is the loop driver loaded? "
+		      "(modprobe loop)", path);
+	else
+		warn("%s", path);
+	return LOOPCTL_EXIT_FAILURE;
+}
+
+/* check_access(), fatal. */
+static void require_access(const char *path, int mode, const char *what)
+{
+	int code = check_access(path, mode, what);
+
+	if (code)
+		exit(code);
 }
 
 /* Report a failed operation on @obj; returns the exit code it maps to. */
@@ -156,16 +170,27 @@ static int report(const char *obj, int rc, const char *what)
 	return code;
 }
 
+/*
+ * Report why loopdev_set_device(@name) failed with @rc; returns the exit
+ * code. An empty name is not a loop device either.
+ */
+static int device_error(const char *name, int rc)
+{
+	if (rc == -ENODEV || !*name) {
+		warnx("%s: not a loop device", cli_name(name));
+		return LOOPCTL_EXIT_NOT_LOOP;
+	}
+	warnx("%s: %s", name, strerror(-rc));
+	return rc == -ENOENT ? LOOPCTL_EXIT_NOT_LOOP : LOOPCTL_EXIT_FAILURE;
+}
+
 /* Name a device argument; exits on a bad one, like every CLI here. */
 static void set_device_or_die(struct loopdev_ctx *lc, const char *name)
 {
 	int rc = loopdev_set_device(lc, name);
 
-	if (rc == -ENODEV)
-		errx(LOOPCTL_EXIT_NOT_LOOP, "%s: not a loop device", name);
 	if (rc)
-		errx(rc == -ENOENT ? LOOPCTL_EXIT_NOT_LOOP :
-		     LOOPCTL_EXIT_FAILURE, "%s: %s", name, strerror(-rc));
+		exit(device_error(name, rc));
 }
 
 /* ------------------------------------------------------------------ */
@@ -489,8 +514,8 @@ static int cmd_attach(int argc, char **argv)
 		     "device", file);
 	if (rc)
 		errx(exit_code_of(rc) == LOOPCTL_EXIT_PERM ?
-		     LOOPCTL_EXIT_PERM : LOOPCTL_EXIT_FAILURE, "%s: %s", file,
-		     strerror(-rc));
+		     LOOPCTL_EXIT_PERM : LOOPCTL_EXIT_FAILURE, "%s: %s",
+		     cli_name(file), strerror(-rc));
 	if (!quiet && loopdev_is_flag(&lc, LOOPDEV_FL_RO_FALLBACK))
 		warnx("%s: write-protected, attaching read-only", file);
 
@@ -547,9 +572,24 @@ static int cmd_attach(int argc, char **argv)
 		      ", not %" PRIu64 "/%" PRIu64 " as requested", lc.path,
 		      lc.state.offset, lc.state.sizelimit, lc.offset,
 		      lc.sizelimit);
+	/*
+	 * The name is the result: a device nobody can name is a leak, so
+	 * if it cannot be written, undo the attach and fail.
+	 */
+	printf("%s\n", lc.path);
+	if (fflush(stdout) || ferror(stdout)) {
+		warn("%s: cannot print the device name", lc.path);
+		rc = loopdev_release(&lc);
+		if (rc)
+			warnx("%s: cannot detach it again: %s", lc.path,
+			      strerror(-rc));
+		else
+			warnx("%s: detached again", lc.path);
+		clearerr(stdout);	/* said once, here */
+		exit(LOOPCTL_EXIT_FAILURE);
+	}
 	/* best effort: status then shows what was asked for */
 	loopdev_save_request(&lc, lc.dio);
-	printf("%s\n", lc.path);
 	loopdev_deinit(&lc);
 	return LOOPCTL_EXIT_OK;
 }
@@ -680,7 +720,7 @@ static int cmd_why(int argc, char **argv)
 		fd = open(obj, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			err(errno == EACCES ? LOOPCTL_EXIT_PERM :
-			    LOOPCTL_EXIT_FAILURE, "%s", obj);
+			    LOOPCTL_EXIT_FAILURE, "%s", cli_name(obj));
 		d.offset = lc.offset;
 		if (loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
 			rc = loopdev_check_dio(fd, &d);
@@ -988,6 +1028,16 @@ static void set_cell(struct libscols_line *ln, size_t i, const char *fmt, ...)
 		err(LOOPCTL_EXIT_FAILURE, "cannot fill a table cell");
 }
 
+/* A file name: bytes, but JSON strings must be valid UTF-8. */
+static void set_name(const struct output *o, struct libscols_line *ln,
+		     size_t i, const char *name)
+{
+	char *s = o->json ? utf8_escape_dup(name) : strdup(name);
+
+	if (!s || scols_line_refer_data(ln, i, s))
+		err(LOOPCTL_EXIT_FAILURE, "cannot fill a table cell");
+}
+
 static void set_bool(struct libscols_line *ln, size_t i, bool v)
 {
 	set_cell(ln, i, "%d", v ? 1 : 0);
@@ -1051,15 +1101,8 @@ static bool pick_device(struct loopdev_ctx *lc, int i, int *nrs, char **names)
 	if (!names)
 		return loopdev_set_device_nr(lc, nrs[i]) == 0;
 	rc = loopdev_set_device(lc, names[i]);
-	if (rc == -ENODEV) {
-		warnx("%s: not a loop device", names[i]);
-		set_exit(LOOPCTL_EXIT_NOT_LOOP);
-		return false;
-	}
 	if (rc) {
-		warnx("%s: %s", names[i], strerror(-rc));
-		set_exit(rc == -ENOENT ? LOOPCTL_EXIT_NOT_LOOP :
-			 LOOPCTL_EXIT_FAILURE);
+		set_exit(device_error(names[i], rc));
 		return false;
 	}
 	return true;
@@ -1118,7 +1161,7 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			set_cell(ln, i, "%s", loopdev_get_path(lc));
 			break;
 		case COL_BACK_FILE:
-			set_cell(ln, i, "%s", s->back_file);
+			set_name(o, ln, i, s->back_file);
 			break;
 		case COL_BACK_INO:
 			if (s->has_ino)
@@ -1416,12 +1459,17 @@ static int cmd_detach(int argc, char **argv)
 		warnx("detach: no device given (or --all)");
 		errtryhelp("detach");
 	}
-	/* validate every name before detaching anything */
+	/*
+	 * Validate every name before detaching anything: a typo in the
+	 * list detaches nothing. Every bad name is reported.
+	 */
 	for (i = optind; i < argc; i++) {
 		loopdev_init(&lc);
-		set_device_or_die(&lc, argv[i]);
+		pick_device(&lc, i - optind, NULL, argv + optind);
 		loopdev_deinit(&lc);
 	}
+	if (exit_status)
+		return exit_status;
 
 	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
 	for (i = 0; i < n; i++) {
@@ -1429,7 +1477,12 @@ static int cmd_detach(int argc, char **argv)
 		if (!pick_device(&lc, i, nrs, names))
 			continue;
 		dev = names ? names[i] : loopdev_get_path(&lc);
-		require_access(lc.path, R_OK, "detaching a loop device");
+		rc = check_access(lc.path, R_OK, "detaching a loop device");
+		if (rc) {
+			set_exit(rc);
+			loopdev_deinit(&lc);
+			continue;
+		}
 		rc = loopdev_open(&lc, O_RDONLY);
 		if (!rc)
 			rc = loopdev_detach(&lc, &deferred);
@@ -1514,18 +1567,18 @@ static int cmd_cache(int argc, char **argv)
 		}
 	}
 	tb = new_table(&o, "loopcache", "cache");
-	for (i = optind; i < argc; i++) {
-		loopdev_init(&lc);
-		set_device_or_die(&lc, argv[i]);
-		loopdev_deinit(&lc);
-	}
-
 	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
 	for (i = 0; i < n; i++) {
 		loopdev_init(&lc);
 		if (!pick_device(&lc, i, nrs, names))
 			continue;
-		require_access(lc.path, R_OK, "reading a loop device's cache");
+		rc = check_access(lc.path, R_OK,
+				  "reading a loop device's cache");
+		if (rc) {
+			set_exit(rc);
+			loopdev_deinit(&lc);
+			continue;
+		}
 		rc = loopdev_cache(&lc, &cc);
 		if (rc) {
 			set_exit(report(loopdev_get_path(&lc), rc, "cache"));
@@ -1550,7 +1603,7 @@ static int cmd_cache(int argc, char **argv)
 				set_size(&o, ln, k, cc.dev_cached);
 				break;
 			case CCOL_BACK_FILE:
-				set_cell(ln, k, "%s", lc.state.back_file);
+				set_name(&o, ln, k, lc.state.back_file);
 				break;
 			case CCOL_BACK_SIZE:
 				if (cc.back_known)
@@ -1613,6 +1666,10 @@ int main(int argc, char **argv)
 	char *cmd_argv0;
 	size_t i;
 
+	/* before anything is opened: no file may become fd 0, 1 or 2 */
+	if (cli_sanitize_fds())
+		return LOOPCTL_EXIT_FAILURE;	/* nowhere to say it */
+	cli_close_stdout_at_exit(LOOPCTL_EXIT_FAILURE);
 	if (argc < 2) {
 		warnx("no command given");
 		errtryhelp(NULL);

@@ -25,6 +25,7 @@
 
 #include <libsmartcols.h>
 
+#include "cliutils.h"
 #include "histogram.h"
 #include "pagecache.h"
 #include "strutils.h"
@@ -97,6 +98,7 @@ struct stats {
 	uint64_t hit_chunks, partial_chunks, miss_chunks, unsup_chunks;
 	uint64_t hit_bytes, partial_bytes, miss_bytes, unsup_bytes;
 	uint64_t missing;	/* not written because of --cached-only */
+	bool missing_unknown;	/* --cached-only, no RWF_NOWAIT: unread */
 	uint64_t ns;		/* wall time */
 	struct histogram lat[NR_LAT];
 };
@@ -226,6 +228,10 @@ struct nbcat {
 	dev_t out_dev;
 	ino_t out_ino;
 
+	bool collect_warnings;	/* the JSON report goes to stderr */
+	char **warnings;	/* ... so they go into it: "warnings" */
+	size_t nwarnings;
+
 	size_t nfiles;
 	bool failed;		/* exit 1 at the end */
 	struct stats total;
@@ -301,6 +307,36 @@ static void __attribute__((__noreturn__)) try_help(void)
 /* ------------------------------------------------------------------ */
 /* output */
 
+static void nb_warn(struct nbcat *nb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A warning about one file, or a side file: on stderr, or, when the JSON
+ * report goes to stderr, kept for its "warnings" array, so that stderr
+ * stays one JSON document (nbcat(1)).
+ */
+static void nb_warn(struct nbcat *nb, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, **w;
+	int n;
+
+	va_start(ap, fmt);
+	if (!nb->collect_warnings) {
+		vwarnx(fmt, ap);
+		va_end(ap);
+		return;
+	}
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	w = n < 0 ? NULL : realloc(nb->warnings,
+				   (nb->nwarnings + 1) * sizeof(*w));
+	if (!w)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	nb->warnings = w;
+	w[nb->nwarnings++] = msg;
+}
+
 static void __attribute__((__noreturn__)) write_failed(int e)
 {
 	/*
@@ -338,25 +374,84 @@ static void out_write(const void *buf, size_t len)
 	}
 }
 
+/* /proc/sys/fs/pipe-max-size: the most an unprivileged pipe may hold. */
+static long pipe_max_size(void)
+{
+	long max = -1;
+	FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &max) != 1)
+		max = -1;
+	fclose(f);
+	return max;
+}
+
+/*
+ * Let the pipe on @fd hold @want bytes, or as much as it may: above
+ * pipe-max-size F_SETPIPE_SZ fails (EPERM) without CAP_SYS_RESOURCE,
+ * and the allowed maximum is then still better than 64 KiB. Failure is
+ * harmless: the pipe just takes more wake-ups of the reader.
+ */
 static void grow_pipe(int fd, size_t want)
 {
 	int cur = fcntl(fd, F_GETPIPE_SZ);
+	long max;
 
-	if (cur > 0 && (size_t)cur < want && want <= INT_MAX)
-		fcntl(fd, F_SETPIPE_SZ, (int)want);
+	if (cur <= 0 || (size_t)cur >= want || want > INT_MAX)
+		return;
+	if (fcntl(fd, F_SETPIPE_SZ, (int)want) >= 0 || errno != EPERM)
+		return;
+	max = pipe_max_size();
+	if (max > cur && (size_t)max < want)
+		fcntl(fd, F_SETPIPE_SZ, (int)max);
 }
 
-static FILE *open_output(const char *opt, const char *path)
+/*
+ * The files a side file (--missing, --trace, --report) must not be:
+ * standard output, the inputs, and the side files opened before it.
+ */
+struct guard {
+	struct cli_file_id *ids;
+	const char **what;	/* "standard output", "an input file"... */
+	size_t n;
+};
+
+static void guard_add_fd(struct guard *g, int fd, const char *what)
 {
+	if (!cli_file_id_fd(fd, &g->ids[g->n]))
+		g->what[g->n++] = what;
+}
+
+/* Open a side file; refuse it, untouched, if it is one of @g's files. */
+static FILE *open_output(struct guard *g, const char *opt, const char *path)
+{
+	struct cli_file_id id;
+	size_t clash;
 	FILE *fp;
+	int fd;
 
 	if (!strcmp(path, "-"))
 		errx(NBCAT_EXIT_FAILURE,
 		     "%s: '-' is not allowed, standard output carries the data",
 		     opt);
-	fp = fopen(path, "we");
+	fd = cli_open_side_file(path, g->ids, g->n, &id, &clash);
+	if (fd == -EEXIST)
+		errx(NBCAT_EXIT_FAILURE,
+		     "%s: %s: is %s; refusing to overwrite it", opt, path,
+		     g->what[clash]);
+	if (fd < 0) {
+		errno = -fd;
+		err(NBCAT_EXIT_FAILURE, "%s: %s", opt, cli_name(path));
+	}
+	fp = fdopen(fd, "w");
 	if (!fp)
 		err(NBCAT_EXIT_FAILURE, "%s", path);
+	g->ids[g->n] = id;
+	g->what[g->n++] = opt[2] == 'm' ? "the --missing file" :
+			  opt[2] == 't' ? "the --trace file" :
+					  "the --report file";
 	return fp;
 }
 
@@ -365,25 +460,65 @@ static void close_output(struct nbcat *nb, FILE **fp, const char *what)
 	if (!*fp)
 		return;
 	if (ferror(*fp) | fclose(*fp)) {
-		warnx("%s: write error", what);
+		nb_warn(nb, "%s: write error", what);
 		nb->failed = true;
 	}
 	*fp = NULL;
 }
 
+/*
+ * A path as a field of a tab-separated line: tab, newline and backslash
+ * written as \t, \n and \\ (nbcat(1)), so every line stays one record.
+ */
+static void put_path(FILE *fp, const char *path)
+{
+	for (; *path; path++) {
+		switch (*path) {
+		case '\t':
+			fputs("\\t", fp);
+			break;
+		case '\n':
+			fputs("\\n", fp);
+			break;
+		case '\\':
+			fputs("\\\\", fp);
+			break;
+		default:
+			putc(*path, fp);
+			break;
+		}
+	}
+}
+
 static void trace(struct nbcat *nb, const struct input *in, uint64_t off,
 		  size_t len, const char *outcome, uint64_t ns)
 {
-	if (nb->trace_fp)
-		fprintf(nb->trace_fp, "%" PRIu64 "\t%zu\t%s\t%" PRIu64 "\t%s\n",
-			off, len, outcome, ns, in->path);
+	if (!nb->trace_fp)
+		return;
+	fprintf(nb->trace_fp, "%" PRIu64 "\t%zu\t%s\t%" PRIu64 "\t",
+		off, len, outcome, ns);
+	put_path(nb->trace_fp, in->path);
+	putc('\n', nb->trace_fp);
+}
+
+/* One --missing line; @len NULL: the length is unknown. */
+static void missing_line(struct nbcat *nb, const struct input *in,
+			 uint64_t off, const uint64_t *len)
+{
+	if (!nb->missing_fp)
+		return;
+	put_path(nb->missing_fp, in->path);
+	fprintf(nb->missing_fp, "\t%" PRIu64 "\t", off);
+	if (len)
+		fprintf(nb->missing_fp, "%" PRIu64 "\n", *len);
+	else
+		fputs("unknown\n", nb->missing_fp);
 }
 
 static void missing_flush(struct nbcat *nb, struct input *in)
 {
-	if (nb->missing_fp && in->mr_len)
-		fprintf(nb->missing_fp, "%s\t%" PRIu64 "\t%" PRIu64 "\n",
-			in->path, in->mr_off, in->mr_len);
+	if (in->mr_len)
+		missing_line(nb, in, in->mr_off, &in->mr_len);
 	in->mr_len = 0;
 }
 
@@ -667,7 +802,7 @@ static int copy_window(struct nbcat *nb, struct input *in)
 {
 	struct reorder_window *w = &nb->win;
 	struct rwin_slot *s;
-	int rc = 0;
+	int rc = 0, err;
 
 	nb->cur.mode = nb->strategy == STRATEGY_POOL ? MODE_POOL : MODE_NOWAIT;
 	for (;;) {
@@ -686,7 +821,7 @@ static int copy_window(struct nbcat *nb, struct input *in)
 			if (!rc)
 				rc = slot_start(nb, in, s);
 			if (rc)
-				goto drop;
+				goto drain;
 			continue;
 		}
 		s = rwin_head(w);
@@ -697,12 +832,29 @@ static int copy_window(struct nbcat *nb, struct input *in)
 
 	if (in->unsupported) {
 		if (!nb->quiet)
-			warnx("%s: non-blocking reads not supported, using plain reads",
-			      in->path);
+			nb_warn(nb, "%s: non-blocking reads not supported, using plain reads",
+				in->path);
 		return copy_plain(nb, in, w->slots[w->head].buf,
 				  MODE_UNSUPPORTED);
 	}
 	return 0;
+drain:
+	/*
+	 * Reading at in->off failed: the chunks in flight all lie before
+	 * it, so write them, as cat writes what it read before an error.
+	 * An error in one of them comes first and wins.
+	 */
+	while ((s = rwin_head(w))) {
+		if (s->pending)
+			workpool_wait(&nb->pool, &s->job);
+		err = slot_flush(nb, in, s);
+		rwin_pop(w);
+		if (err) {
+			rc = err < 0 ? err : rc;
+			goto drop;
+		}
+	}
+	return rc;
 drop:
 	/* after an error or an early end of file, the rest is not written */
 	while ((s = rwin_head(w))) {
@@ -796,12 +948,19 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 		case PC_EOF:
 			return 0;
 		case PC_UNSUPPORTED:
-			/* plain reads could block: nothing is known cached */
+			/*
+			 * Plain reads could block: nothing is known cached,
+			 * and the size cannot say how much is missing (0 for
+			 * procfs, 4096 for any sysfs file): unknown.
+			 */
 			st->mode = MODE_UNSUPPORTED;
+			st->missing_unknown = true;
 			if (!nb->quiet)
-				warnx("%s: non-blocking reads not supported, nothing read (--cached-only)",
-				      in->path);
-			return missing_rest(nb, in, in->off);
+				nb_warn(nb, "%s: non-blocking reads not supported, nothing read (--cached-only)",
+					in->path);
+			missing_flush(nb, in);
+			missing_line(nb, in, in->off, NULL);
+			return 0;
 		case PC_HIT:
 			count_probe(nb, in, in->off, nb->chunk, &r);
 			emit(nb, buf, r.bytes);
@@ -902,7 +1061,8 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	case COL_FILE:
 		if (total)
 			return nb->json ? NULL : strdup("total");
-		return strdup(st->path);
+		/* a file name is bytes; JSON strings must be UTF-8 */
+		return nb->json ? utf8_escape_dup(st->path) : strdup(st->path);
 	case COL_TYPE:
 		return strdup(total ? "total" : "file");
 	case COL_MODE:
@@ -959,7 +1119,8 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 		return fmt_u64((uint64_t)((double)st->bytes * 1e9 /
 					  (double)st->ns));
 	case COL_MISSING:
-		return fmt_u64(st->missing);
+		/* unknown (null) when a file could not be probed at all */
+		return st->missing_unknown ? NULL : fmt_u64(st->missing);
 	}
 	return NULL;
 }
@@ -1011,6 +1172,57 @@ static void report_init(struct nbcat *nb)
 	}
 }
 
+/* @s as a JSON string: quoted, escaped, valid UTF-8. */
+static void json_put_string(FILE *fp, const char *s)
+{
+	char *u = utf8_escape_dup(s);
+	const unsigned char *p;
+
+	if (!u)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	putc('"', fp);
+	for (p = (const unsigned char *)u; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(fp, "\\u%04x", *p);
+		else
+			putc(*p, fp);
+	}
+	putc('"', fp);
+	free(u);
+}
+
+/*
+ * Print the report. When the JSON report goes to stderr, the warnings
+ * join it as a second key, "warnings": libsmartcols writes one object,
+ * {"nbcat": [...]}, so the array goes in before its closing brace.
+ */
+static void report_print(struct nbcat *nb)
+{
+	char *doc = NULL, *end;
+	size_t i;
+
+	if (!nb->collect_warnings) {
+		scols_print_table(nb->tb);
+		return;
+	}
+	if (scols_print_table_to_string(nb->tb, &doc) || !doc ||
+	    !(end = strrchr(doc, '}')))
+		errx(NBCAT_EXIT_FAILURE, "cannot format the report");
+	while (end > doc && isspace((unsigned char)end[-1]))
+		end--;
+	fprintf(stderr, "%.*s,\n   \"warnings\": [", (int)(end - doc), doc);
+	for (i = 0; i < nb->nwarnings; i++) {
+		fputs(i ? ",\n      " : "\n      ", stderr);
+		json_put_string(stderr, nb->warnings[i]);
+		free(nb->warnings[i]);
+	}
+	fputs(nb->nwarnings ? "\n   ]\n}\n" : "]\n}\n", stderr);
+	free(nb->warnings);
+	free(doc);
+}
+
 static void stats_merge(struct stats *t, const struct stats *s)
 {
 	int i;
@@ -1027,6 +1239,7 @@ static void stats_merge(struct stats *t, const struct stats *s)
 	t->miss_bytes += s->miss_bytes;
 	t->unsup_bytes += s->unsup_bytes;
 	t->missing += s->missing;
+	t->missing_unknown |= s->missing_unknown;
 	for (i = 0; i < NR_LAT; i++)
 		hist_merge(&t->lat[i], &s->lat[i]);
 }
@@ -1043,6 +1256,7 @@ static void stats_reset(struct stats *st, const char *path)
 	st->hit_bytes = st->partial_bytes = 0;
 	st->miss_bytes = st->unsup_bytes = 0;
 	st->missing = st->ns = 0;
+	st->missing_unknown = false;
 	for (i = 0; i < NR_LAT; i++)
 		hist_init(&st->lat[i]);
 }
@@ -1089,13 +1303,13 @@ static void cat_file(struct nbcat *nb, const char *path)
 	} else {
 		in.fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (in.fd < 0) {
-			warn("%s", path);
+			nb_warn(nb, "%s: %s", cli_name(path), strerror(errno));
 			goto failed;
 		}
 	}
 	rc = pc_reader_init(&in.rd, in.fd);
 	if (rc) {
-		warnx("%s: %s", path, strerror(-rc));
+		nb_warn(nb, "%s: %s", path, strerror(-rc));
 		goto failed;
 	}
 	st->size = pc_reader_get_size(&in.rd);
@@ -1103,7 +1317,7 @@ static void cat_file(struct nbcat *nb, const char *path)
 	/* cat's check: copying a file onto itself would never end */
 	if (nb->out_is_reg && in.rd.type == S_IFREG && st->size &&
 	    in.rd.dev == nb->out_dev && in.rd.ino == nb->out_ino) {
-		warnx("%s: input file is output file", path);
+		nb_warn(nb, "%s: input file is output file", path);
 		goto failed;
 	}
 	if (is_stdin && pc_reader_is_seekable(&in.rd)) {
@@ -1117,7 +1331,7 @@ static void cat_file(struct nbcat *nb, const char *path)
 	if (is_stdin && pc_reader_is_seekable(&in.rd))
 		lseek(in.fd, (off_t)in.off, SEEK_SET);
 	if (rc) {
-		warnx("%s: %s", path, strerror(-rc));
+		nb_warn(nb, "%s: %s", path, strerror(-rc));
 		goto failed;
 	}
 	goto done;
@@ -1218,9 +1432,15 @@ int main(int argc, char **argv)
 	struct nbcat *nb = &ctl;
 	const char *missing = NULL, *tracef = NULL, *report = NULL;
 	const char *columns = NULL;
+	struct guard guard = { 0 };
 	struct stat st;
 	long pagesz;
 	int c, i, rc;
+
+	/* before anything is opened: no file may become fd 0, 1 or 2 */
+	if (cli_sanitize_fds())
+		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */
+	cli_close_stdout_at_exit(NBCAT_EXIT_FAILURE);
 
 	nb->strategy = STRATEGY_NOWAIT;
 	nb->jobs = DEFAULT_JOBS;
@@ -1308,6 +1528,10 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (nb->json && nb->raw) {
+		warnx("--json and --raw are mutually exclusive");
+		try_help();
+	}
 	if (nb->prefetch && nb->cached_only)
 		errx(NBCAT_EXIT_FAILURE,
 		     "--prefetch and --cached-only are mutually exclusive");
@@ -1328,12 +1552,28 @@ int main(int argc, char **argv)
 			parse_columns(nb, columns);
 	}
 
+	/* side files: never one of the inputs or stdout (or each other) */
+	guard.ids = calloc((size_t)(argc - optind) + 4, sizeof(*guard.ids));
+	guard.what = calloc((size_t)(argc - optind) + 4, sizeof(*guard.what));
+	if (!guard.ids || !guard.what)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	guard_add_fd(&guard, STDOUT_FILENO, "standard output");
+	if (optind == argc)
+		guard_add_fd(&guard, STDIN_FILENO, "an input file");
+	for (i = optind; i < argc; i++) {
+		if (!strcmp(argv[i], "-"))
+			guard_add_fd(&guard, STDIN_FILENO, "an input file");
+		else if (!cli_file_id_path(argv[i], &guard.ids[guard.n]))
+			guard.what[guard.n++] = "an input file";
+	}
 	if (missing)
-		nb->missing_fp = open_output("--missing", missing);
+		nb->missing_fp = open_output(&guard, "--missing", missing);
 	if (tracef)
-		nb->trace_fp = open_output("--trace", tracef);
+		nb->trace_fp = open_output(&guard, "--trace", tracef);
 	if (report && !nb->quiet)
-		nb->report_fp = open_output("--report", report);
+		nb->report_fp = open_output(&guard, "--report", report);
+	free(guard.ids);
+	free(guard.what);
 
 	pagesz = sysconf(_SC_PAGESIZE);
 	nb->pagesize = pagesz > 0 ? (size_t)pagesz : 4096;
@@ -1348,7 +1588,7 @@ int main(int argc, char **argv)
 		 * A pipe holds 64 KiB by default: a chunk written into it
 		 * takes several wake-ups of the reader. Let it hold a whole
 		 * chunk (F_SETPIPE_SZ, 2.6.35; capped by
-		 * /proc/sys/fs/pipe-max-size for users, failure is harmless).
+		 * /proc/sys/fs/pipe-max-size for users).
 		 */
 		grow_pipe(STDOUT_FILENO, nb->chunk);
 	}
@@ -1362,6 +1602,7 @@ int main(int argc, char **argv)
 		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
 		     strerror(-rc));
 	report_init(nb);
+	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
 	stats_reset(&nb->total, NULL);
 	stats_reset(&nb->cur, NULL);
 
@@ -1379,19 +1620,20 @@ int main(int argc, char **argv)
 	if (nb->progress)
 		progress_show(nb, pc_now_ns(), true);
 
+	/* before the report, which may carry their warnings */
+	close_output(nb, &nb->missing_fp, missing);
+	close_output(nb, &nb->trace_fp, tracef);
 	if (nb->tb) {
 		if (nb->json || nb->nfiles > 1)
 			report_add(nb, &nb->total, true);
-		scols_print_table(nb->tb);
+		report_print(nb);
 		scols_unref_table(nb->tb);
 	}
-	close_output(nb, &nb->missing_fp, missing);
-	close_output(nb, &nb->trace_fp, tracef);
 	close_output(nb, &nb->report_fp, report);
 
 	if (nb->failed)
 		return NBCAT_EXIT_FAILURE;
-	if (nb->cached_only && nb->total.missing)
+	if (nb->cached_only && (nb->total.missing || nb->total.missing_unknown))
 		return NBCAT_EXIT_NOTCACHED;
 	return NBCAT_EXIT_SUCCESS;
 }

@@ -446,6 +446,20 @@ check_data() {
 	[[ ! -d $LOOPSYS/loop ]] || fail "still bound"
 }
 
+@test "attach whose device name cannot be printed: exit 1, detached again" {
+	scratch_ext4 512
+	image "$SCRATCH_MNT"
+	local st=0
+	"$LOOPCTL" attach --direct-io=off "$IMG" >/dev/full \
+		2>"$BATS_TEST_TMPDIR/err" || st=$?
+	[[ $st == 1 ]] || fail "exit $st, want 1: $(<"$BATS_TEST_TMPDIR/err")"
+	grep -q 'cannot print the device name' "$BATS_TEST_TMPDIR/err" ||
+		fail "no message: $(<"$BATS_TEST_TMPDIR/err")"
+	grep -q 'detached again' "$BATS_TEST_TMPDIR/err" ||
+		fail "not detached: $(<"$BATS_TEST_TMPDIR/err")"
+	assert_nothing_attached
+}
+
 @test "attach to a bound device: exit 5, and the device is left alone" {
 	scratch_ext4 512
 	image "$SCRATCH_MNT"

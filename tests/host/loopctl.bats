@@ -376,10 +376,49 @@ odirect_works() {
 	assert_output --partial "No such file or directory"
 }
 
-@test "detach validates every device before detaching any" {
+@test "an empty name is named '' in the message, never ': reason'" {
+	require_isolation
+	local cmd
+	for cmd in status list cache detach "set --direct-io=on"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		run -2 isolated "$LOOPCTL" $cmd ""
+		assert_output "loopctl: '': not a loop device"
+	done
+	run -2 isolated "$LOOPCTL" attach --dry-run "$F" ""
+	assert_output "loopctl: '': not a loop device"
+	run -1 isolated "$LOOPCTL" attach --dry-run ""
+	assert_output "loopctl: '': No such file or directory"
+	run -1 "$LOOPCTL" why ""
+	assert_output "loopctl: '': No such file or directory"
+}
+
+@test "detach validates every device before detaching any, naming each bad one" {
 	require_isolation
 	run -2 isolated "$LOOPCTL" detach /dev/null /dev/loop12345
-	assert_output "loopctl: /dev/null: not a loop device"
+	assert_output "loopctl: /dev/null: not a loop device
+loopctl: /dev/loop12345: No such file or directory"
+}
+
+@test "cache and status: every bad operand named, JSON still printed (empty)" {
+	require_isolation
+	local cmd key
+	for cmd in cache status; do
+		key=loopcache
+		[[ $cmd == status ]] && key=loopdevices
+		run -2 --separate-stderr isolated "$LOOPCTL" "$cmd" -J \
+			/dev/null "$W/missing"
+		assert_equal "$stderr" "loopctl: /dev/null: not a loop device
+loopctl: $W/missing: No such file or directory"
+		# valid JSON, the list empty: nothing could be read
+		[[ $(jq -c ".$key" <<<"$output") == "[]" ]] ||
+			fail "$cmd -J: not an empty list: $output"
+		# as a table: no table at all, same messages
+		run -2 --separate-stderr isolated "$LOOPCTL" "$cmd" \
+			"$W/missing" /dev/null
+		assert_output ""
+		assert_equal "$stderr" "loopctl: $W/missing: No such file or directory
+loopctl: /dev/null: not a loop device"
+	done
 }
 
 # --------------------------------------------------------------------
@@ -606,4 +645,62 @@ odirect_works() {
 	# the guard itself: the nobody wrapper refuses to run with privileges
 	run -0 isolated --nobody id -u
 	assert_output "$(id -u nobody)"
+}
+
+# --------------------------------------------------------------------
+# closed standard descriptors
+
+@test "attach --dry-run with stderr closed: the warnings do not land in the image" {
+	run -0 "$LOOPCTL" why "$F"
+	grep -q "logical block size" <<<"$output" ||
+		skip "$F is not on a block device's file system"
+	cp "$F" "$W/img.orig"
+	# --offset=100: auto falls back to buffered I/O and warns why
+	"$LOOPCTL" attach --dry-run --offset=100 "$F" >/dev/null 2>&- || true
+	cmp "$F" "$W/img.orig" || fail "$F was written to"
+}
+
+# --------------------------------------------------------------------
+# lost output is a failure
+
+# to_full CMD...: CMD >/dev/full 2>$W/err; its status in $full_status.
+to_full() {
+	full_status=0
+	"$@" >/dev/full 2>"$W/err" || full_status=$?
+}
+
+# expect_lost: to_full's command exited 1 and said why.
+expect_lost() {
+	[[ $full_status == 1 ]] ||
+		fail "exit $full_status, want 1; stderr: $(<"$W/err")"
+	grep -qx 'loopctl: write error: No space left on device' "$W/err" ||
+		fail "no write error message: $(<"$W/err")"
+}
+
+@test "output lost (stdout is /dev/full): exit 1, not 0, for every command" {
+	require_isolation
+	to_full "$LOOPCTL" --help
+	expect_lost
+	to_full "$LOOPCTL" --version
+	expect_lost
+	to_full "$LOOPCTL" why "$F"
+	expect_lost
+	to_full isolated "$LOOPCTL" status -J
+	expect_lost
+	to_full isolated "$LOOPCTL" cache -J
+	expect_lost
+	to_full isolated --nobody --control "$LOOPCTL" attach --dry-run \
+		--direct-io=off "$F"
+	expect_lost
+}
+
+@test "warnings lost (stderr is /dev/full): exit 1, not 0" {
+	run -0 "$LOOPCTL" why "$F"
+	grep -q "logical block size" <<<"$output" ||
+		skip "$F is not on a block device's file system"
+	# --offset=100: auto falls back to buffered I/O and warns why
+	full_status=0
+	"$LOOPCTL" attach --dry-run --offset=100 "$F" >/dev/null 2>/dev/full ||
+		full_status=$?
+	[[ $full_status == 1 ]] || fail "exit $full_status, want 1"
 }

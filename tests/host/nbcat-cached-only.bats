@@ -222,3 +222,35 @@ cold_skip() {
 		assert_equal "$after" "$before"
 	done
 }
+
+@test "no RWF_NOWAIT (procfs, sysfs): nothing written, exit 2, missing unknown" {
+	local how f files=(/proc/version)
+	[[ -r /sys/kernel/uevent_seqnum ]] && files+=(/sys/kernel/uevent_seqnum)
+	for f in "${files[@]}"; do
+		"$PAGECACHE" probe "$f" >/dev/null 2>&1 &&
+			skip "$f supports RWF_NOWAIT on this kernel"
+	done
+	make_file "$F" 100
+	"$PAGECACHE" load "$F" 0 100
+	for how in stop skip; do
+		# st_size is 0 (procfs) or 4096 (sysfs): neither says what is
+		# missing, so nothing is claimed, and the answer is "not all"
+		nbcat_json --cached-only=$how -m "$D/missing" "${files[@]}" "$F"
+		expect_status 2
+		expect_output "$F"
+		for f in "${files[@]}"; do
+			expect_row "$f" mode=unsupported bytes=0 missing=null
+		done
+		expect_row "$F" mode=nowait bytes=100 missing=0
+		expect_row total missing=null
+		local want=()
+		for f in "${files[@]}"; do
+			want+=("$f\t0\tunknown")
+		done
+		expect_lines "$D/missing" "${want[@]}"
+	done
+	# quiet, and every file unsupported: still exit 2, not 0
+	nbcat_run -c -q /proc/version
+	expect_status 2
+	expect_lines "$D/out"
+}

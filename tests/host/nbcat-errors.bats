@@ -26,6 +26,17 @@ C=$((64 * KiB))
 	assert_equal "$(<"$D/err")" "nbcat: $D/nope: No such file or directory"
 }
 
+@test "empty file name: named '' like cat does, exit 1" {
+	make_file "$D/a" 100
+	nbcat_run -q "" "$D/a"
+	expect_status 1
+	expect_output "$D/a"
+	assert_equal "$(<"$D/err")" "nbcat: '': No such file or directory"
+	nbcat_run -q -t "" "$D/a"
+	expect_status 1
+	assert_equal "$(<"$D/err")" "nbcat: --trace: '': No such file or directory"
+}
+
 @test "directory: refused like cat, the other files still written, exit 1" {
 	mkdir "$D/dir"
 	make_file "$D/a" 100
@@ -78,6 +89,24 @@ run_without_dac() {
 	expect_status 1
 	expect_output "$D/a"
 	assert_equal "$(<"$D/err")" "nbcat: /proc/self/mem: Input/output error"
+}
+
+@test "read error mid-file: everything before it is written, like cat, exit 1" {
+	local so=$NBIO_BUILDDIR/tests/helpers/faultread.so bad=$((10 * C)) s
+	[[ -f $so ]] || fail "fault injection helper not built: $so"
+	make_file "$D/f" $((16 * C))
+	head -c "$bad" "$D/f" >"$D/before"
+	# a cold file (every probe misses) with slow blocking reads, so
+	# that chunks before the bad byte are still in flight when the
+	# probe that reaches it fails
+	for s in nowait pool blocking; do
+		NBIO_FAULT_FILE=$D/f NBIO_FAULT_EIO_AT=$bad \
+			NBIO_FAULT_DELAY_MS=20 LD_PRELOAD=$so \
+			nbcat_run -q -s "$s" -b 64K -w 16 "$D/f"
+		expect_status 1
+		cmp "$D/out" "$D/before" || fail "strategy $s: not the data before the error"
+		expect_lines "$D/err" "nbcat: $D/f: Input/output error"
+	done
 }
 
 # full_disk ARG...: nbcat -q ARG... >/dev/full must say it once, exit 1.

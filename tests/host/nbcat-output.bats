@@ -121,3 +121,19 @@ same_as_cat() {
 	expect_status 0
 	cmp "$D/out" "$D/a"
 }
+
+@test "-b 2M into a pipe, above pipe-max-size: the pipe grows to the allowed maximum" {
+	require_cmd python3 setpriv
+	local max
+	max=$(</proc/sys/fs/pipe-max-size)
+	((max < 2 * MiB)) || skip "pipe-max-size $max allows a 2 MiB pipe"
+	make_file "$D/a" 100
+	# without CAP_SYS_RESOURCE (even as root), F_SETPIPE_SZ above the
+	# maximum fails; the reader tells how large its pipe ended up
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run -0 bash -c 'setpriv --bounding-set=-sys_resource "$1" -q -b 2M "$2" |
+		python3 -c "import fcntl, sys
+sys.stdin.buffer.read()
+print(fcntl.fcntl(0, 1032))"  # F_GETPIPE_SZ' _ "$NBCAT" "$D/a"
+	assert_output "$max"
+}

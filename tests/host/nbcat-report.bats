@@ -203,3 +203,58 @@ expect_types() {
 	nbcat_run --report "$D/r" "$D/a"
 	expect_lines "$D/err"
 }
+
+@test "--trace and --missing: tab, newline and backslash in a path escaped" {
+	local name=$'a\tb\nc\\d' esc='a\tb\nc\\d' f
+	f=$D/$name
+	make_file "$f" $((1 * MiB))
+	"$PAGECACHE" evict "$f"
+	nbcat_run -q -b 64K -t "$D/trace" -m "$D/missing" "$f"
+	expect_status 0
+	expect_output "$f"
+	# one record a line, the path as its last (trace) or first field
+	# (through ENVIRON: awk -v would undo the escapes)
+	P=$D/$esc awk -F'\t' '$NF != ENVIRON["P"] || NF != 5 { bad = 1 }
+		END { exit bad || NR == 0 }' "$D/trace" ||
+		fail "trace: $(cat -A "$D/trace")"
+	P=$D/$esc awk -F'\t' '$1 != ENVIRON["P"] || NF != 3 { bad = 1 }
+		END { exit bad || NR == 0 }' "$D/missing" ||
+		fail "missing: $(cat -A "$D/missing")"
+}
+
+@test "JSON: a file name that is not valid UTF-8 is escaped, strict parsers accept it" {
+	require_cmd python3
+	local name
+	name=$(printf 'caf\303\251-\377\376-\355\240\200-\360\237\230\200')
+	make_file "$D/$name" 100
+	nbcat_json "$D/$name"
+	expect_status 0
+	# python's json rejects invalid UTF-8 (jq would replace it)
+	run -0 python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1], "rb").read())
+print(r["nbcat"][0]["file"])' "$D/report.json"
+	# valid sequences kept, every invalid byte as \xNN
+	assert_output "$D/"$'caf\u00e9-\\xff\\xfe-\\xed\\xa0\\x80-\U0001F600'
+}
+
+@test "JSON report on stderr: warnings go into its \"warnings\" array, one document" {
+	make_file "$D/a" 100
+	nbcat_run -J /proc/version "$D/nope" "$D/a"
+	expect_status 1
+	expect_output /proc/version "$D/a"
+	run -0 jq -c '.warnings' "$D/err"
+	assert_output "[\"/proc/version: non-blocking reads not supported, using plain reads\",\"$D/nope: No such file or directory\"]"
+	run -0 jq -r '.nbcat[] | "\(.file) \(.mode)"' "$D/err"
+	assert_output "/proc/version unsupported
+$D/nope error
+$D/a nowait
+null null"
+	# no warning: an empty array; with --report FILE: warnings on stderr
+	nbcat_run -J "$D/a"
+	run -0 jq -c '.warnings' "$D/err"
+	assert_output "[]"
+	nbcat_run -J --report "$D/report.json" "$D/nope"
+	expect_lines "$D/err" "nbcat: $D/nope: No such file or directory"
+	run -0 jq -c 'has("warnings")' "$D/report.json"
+	assert_output "false"
+}

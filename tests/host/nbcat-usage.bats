@@ -210,6 +210,17 @@ expect_valid() {
 	done
 }
 
+@test "--json and --raw conflict, in either order, like loopctl's" {
+	local args
+	for args in "--json --raw" "--raw -J"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		run --separate-stderr -1 "$NBCAT" $args "$F"
+		assert_output ""
+		assert_equal "$stderr" "nbcat: --json and --raw are mutually exclusive
+Try 'nbcat --help' for more information."
+	done
+}
+
 @test "--missing -: refused, data already goes to stdout" {
 	run --separate-stderr -1 "$NBCAT" --missing - "$F"
 	assert_output ""
@@ -220,4 +231,20 @@ expect_valid() {
 	run --separate-stderr -1 "$NBCAT" -o FILE,BOGUS "$F"
 	assert_output ""
 	[[ $stderr == "nbcat: "*BOGUS* ]] || fail "stderr: $stderr"
+}
+
+@test "--help, --version and the report: lost output is exit 1, not 0" {
+	local opt st
+	for opt in --help --version; do
+		st=0
+		"$NBCAT" "$opt" >/dev/full 2>"$D/err" || st=$?
+		[[ $st == 1 ]] || fail "$opt >/dev/full: exit $st"
+		expect_lines "$D/err" "nbcat: write error: No space left on device"
+	done
+	# the report on stderr, lost: the data is there, the result is not
+	make_file "$D/a" 100
+	st=0
+	"$NBCAT" -J "$D/a" >"$D/out" 2>/dev/full || st=$?
+	[[ $st == 1 ]] || fail "-J 2>/dev/full: exit $st"
+	expect_output "$D/a"
 }

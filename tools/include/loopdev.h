@@ -290,6 +290,14 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d);
 int loopdev_attach(struct loopdev_ctx *lc);
 
 /*
+ * loopdev_release - undo a successful loopdev_attach() (LOOP_CLR_FD), for
+ * a caller that cannot use the device after all. Never touches a device
+ * this context did not bind. Returns 0, -EPERM when it did not bind one,
+ * or -errno from the ioctl.
+ */
+int loopdev_release(struct loopdev_ctx *lc);
+
+/*
  * loopdev_read_state - fill lc->state from sysfs (no ioctl), and with
  * LOOP_GET_STATUS64 when the device is open. Returns 0 (state.bound
  * false when nothing is attached) or -errno.

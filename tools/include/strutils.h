@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * String helpers shared by the CLIs: sizes with binary suffixes and
- * unsigned integers, parsed strictly (no sign, no trailing junk).
+ * unsigned integers, parsed strictly (no sign, no trailing junk), and
+ * text made valid UTF-8 for JSON.
  */
 #ifndef NBIO_STRUTILS_H
 #define NBIO_STRUTILS_H
@@ -23,5 +24,15 @@ int strtosize(const char *str, uint64_t *res);
  * Returns 0, -EINVAL or -ERANGE as strtosize().
  */
 int strtou64_strict(const char *str, uint64_t *res);
+
+/*
+ * utf8_escape_dup - a copy of @str fit for JSON, whose strings must be
+ * valid UTF-8: every byte that is not part of a valid UTF-8 sequence
+ * (stray continuation bytes, overlong forms, surrogates, past U+10FFFF)
+ * becomes the four characters \xNN. Valid text is copied unchanged.
+ *
+ * Returns a string to free(), or NULL with errno ENOMEM.
+ */
+char *utf8_escape_dup(const char *str);
 
 #endif /* NBIO_STRUTILS_H */

@@ -1054,6 +1054,17 @@ fail:
 	return rc;
 }
 
+int loopdev_release(struct loopdev_ctx *lc)
+{
+	if (!(lc->flags & LOOPDEV_FL_CLAIMED) || lc->fd < 0)
+		return -EPERM;
+	if (ioctl(lc->fd, LOOP_CLR_FD, 0) < 0)
+		return -errno;
+	lc->flags &= ~LOOPDEV_FL_CLAIMED;
+	memset(&lc->state, 0, sizeof(lc->state));
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* set, detach, remove                                                 */
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Strict number parsing for command-line options. strtoull() alone
- * accepts "-1", leading blanks and trailing junk; options must not.
+ * accepts "-1", leading blanks and trailing junk; options must not. And
+ * file names made valid UTF-8 for JSON output.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,4 +64,61 @@ int strtosize(const char *str, uint64_t *res)
 		return -ERANGE;
 	*res = v * mult;
 	return 0;
+}
+
+/* Bytes in the valid UTF-8 sequence at @s (RFC 3629), or 0. */
+static size_t utf8_valid_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;		/* overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f;		/* UTF-16 surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90;		/* overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f;		/* past U+10FFFF */
+	for (i = 1; i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;	/* also stops at the NUL */
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return n;
+}
+
+char *utf8_escape_dup(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	char *out, *o;
+	size_t n;
+
+	/* at worst every byte becomes \xNN */
+	out = malloc(strlen(str) * 4 + 1);
+	if (!out)
+		return NULL;
+	for (o = out; *s; ) {
+		n = utf8_valid_len(s);
+		if (n) {
+			memcpy(o, s, n);
+			o += n;
+			s += n;
+		} else {
+			o += sprintf(o, "\\x%02x", *s++);
+		}
+	}
+	*o = '\0';
+	return out;
 }

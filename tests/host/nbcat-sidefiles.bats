@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Side files (--missing, --trace, --report) never destroy data: one that
+# is an input, standard output or another side file is refused before it
+# is truncated; and closed standard descriptors are never taken by a side
+# file, so neither the data nor the warnings can land in one.
+
+# shellcheck disable=SC2034,SC2154 # variables shared with ../helpers/common
+load ../helpers/common
+
+setup() {
+	common_setup
+}
+
+teardown() {
+	common_teardown
+}
+
+# expect_untouched FILE: FILE still holds what $D/FILE.orig holds.
+expect_untouched() {
+	cmp "$1" "$1.orig" >&2 || {
+		echo "$1 was modified" >&2
+		return 1
+	}
+}
+
+@test "a side file that is an input: refused, the input untouched, exit 1" {
+	make_file "$D/victim" 1000
+	cp "$D/victim" "$D/victim.orig"
+	local opt
+	for opt in --missing --trace --report; do
+		nbcat_run "$opt" "$D/victim" "$D/victim"
+		expect_status 1
+		expect_untouched "$D/victim"
+		expect_lines "$D/err" "nbcat: $opt: $D/victim: is an input file; refusing to overwrite it"
+		expect_lines "$D/out"
+	done
+	# through another name (a hard link), and as standard input
+	ln "$D/victim" "$D/link"
+	nbcat_run -q -m "$D/link" "$D/victim"
+	expect_status 1
+	expect_untouched "$D/victim"
+	# shellcheck disable=SC2094 # reading and naming it is the point
+	nbcat_run -q -t "$D/victim" <"$D/victim"
+	expect_status 1
+	expect_untouched "$D/victim"
+	# shellcheck disable=SC2094 # same
+	nbcat_run -q -t "$D/victim" - <"$D/victim"
+	expect_status 1
+	expect_untouched "$D/victim"
+}
+
+@test "a side file that is standard output: refused, nothing truncated, exit 1" {
+	make_file "$D/big" $((256 * KiB))
+	printf 'keep me\n' >"$D/o.txt"
+	cp "$D/o.txt" "$D/o.txt.orig"
+	nbcat_status=0
+	# shellcheck disable=SC2094 # writing to it twice is the point
+	"$NBCAT" -r "$D/o.txt" "$D/big" >>"$D/o.txt" 2>"$D/err" || nbcat_status=$?
+	expect_status 1
+	expect_untouched "$D/o.txt"
+	expect_lines "$D/err" "nbcat: --report: $D/o.txt: is standard output; refusing to overwrite it"
+}
+
+@test "two side files that are the same file: refused, exit 1" {
+	make_file "$D/a" 100
+	printf 'keep me\n' >"$D/side"
+	nbcat_run -m "$D/side" -t "$D/side" "$D/a"
+	expect_status 1
+	expect_lines "$D/err" "nbcat: --trace: $D/side: is the --missing file; refusing to overwrite it"
+}
+
+@test "side files that are not inputs: still created and truncated" {
+	make_file "$D/a" 100
+	printf 'old line\n' >"$D/trace"
+	nbcat_run -q -t "$D/trace" "$D/a"
+	expect_status 0
+	expect_output "$D/a"
+	expect_trace_wellformed "$D/trace" "$D/a"
+	# /dev/null as a side file and as stdout: not a regular file, fine
+	nbcat_status=0
+	"$NBCAT" -q -t /dev/null -m /dev/null "$D/a" >/dev/null 2>"$D/err" ||
+		nbcat_status=$?
+	expect_status 0
+	expect_lines "$D/err"
+}
+
+@test "closed stdout: the data does not land in a side file, exit 1" {
+	make_file "$D/small" 100
+	nbcat_status=0
+	"$NBCAT" -q -m "$D/m.tsv" "$D/small" >&- 2>"$D/err" || nbcat_status=$?
+	expect_status 1
+	expect_lines "$D/m.tsv"
+	expect_lines "$D/err" "nbcat: write error: Bad file descriptor"
+}
+
+@test "closed stderr: the warnings do not land in a side file" {
+	make_file "$D/small" 100
+	nbcat_status=0
+	"$NBCAT" -q -m "$D/m.tsv" "$D/nope" "$D/small" >"$D/out" 2>&- ||
+		nbcat_status=$?
+	expect_status 1
+	expect_lines "$D/m.tsv"
+	expect_output "$D/small"
+}
