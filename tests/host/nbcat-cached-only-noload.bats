@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --cached-only never adds a page to the page cache of the file it
+# examines (issue #13), on kernels where a RWF_NOWAIT miss starts
+# readahead too (commit 0a2d82946be6, "mm: allow read-ahead with
+# IOCB_NOWAIT set", 6.12): nbcat learns residency first (cachestat,
+# mincore) and reads only what is cached. The pages resident after a run
+# are exactly those resident before it, and --missing lists exactly the
+# pages that were not resident. An unprivileged user gets the true answer
+# or the documented "cannot answer" (exit 2, MODE unknown), never a
+# false "fully cached".
+
+load ../helpers/common
+
+setup() {
+	common_setup
+	require_nowait "$D"
+	F=$D/f
+	PUB=
+}
+
+teardown() {
+	[[ -n $PUB && $PUB == /tmp/nbcat-noload.* ]] && rm -rf "$PUB"
+	common_teardown
+}
+
+P=$PAGESIZE
+S=$((8 * MiB + 100))
+
+# resident_pages FILE: pages of FILE in the page cache.
+resident_pages() {
+	local n
+	read -r n _ < <("$PAGECACHE" resident "$1")
+	echo "$n"
+}
+
+# expect_unchanged HOW: a --cached-only=HOW run over $F leaves exactly
+# the pages it found, writes exactly them, and lists exactly the others.
+expect_unchanged() {
+	local how=$1 before after holes off len
+	before=$(resident_pages "$F")
+	holes=$("$PAGECACHE" holes "$F")
+	nbcat_json -b 64K --cached-only="$how" -m "$D/missing" "$F"
+	after=$(resident_pages "$F")
+	[[ $after == "$before" ]] ||
+		fail "--cached-only=$how: $before pages resident before, $after after"
+	if [[ -z $holes ]]; then
+		expect_status 0
+		expect_lines "$D/missing"
+		expect_output "$F"
+		return
+	fi
+	expect_status 2
+	if [[ $how == skip ]]; then
+		# every hole, exactly; the output is the file without them
+		assert_equal "$(cut -f2- "$D/missing")" "$holes"
+		: >"$D/expected"
+		off=0
+		while IFS=$'\t' read -r o len; do
+			head -c "$o" "$F" | tail -c +$((off + 1)) >>"$D/expected"
+			off=$((o + len))
+		done <<<"$holes"
+		tail -c +$((off + 1)) "$F" >>"$D/expected"
+	else
+		# up to the first hole, then the rest of the file
+		read -r off _ <<<"$holes"
+		assert_equal "$(<"$D/missing")" "$(printf '%s\t%s\t%s' "$F" "$off" $((S - off)))"
+		head -c "$off" "$F" >"$D/expected"
+	fi
+	cmp "$D/out" "$D/expected"
+	expect_row "$F" bytes="$(stat -c %s "$D/expected")" \
+		missing=$((S - $(stat -c %s "$D/expected")))
+}
+
+@test "fully evicted file: nothing added, the whole file missing" {
+	local how
+	make_file "$F" "$S"
+	for how in stop skip; do
+		cache_layout "$F"
+		expect_unchanged "$how"
+		expect_row "$F" bytes=0 missing="$S"
+		assert_equal "$(resident_pages "$F")" 0
+	done
+}
+
+@test "half-cached file (pages loaded without readahead): nothing added" {
+	local how
+	make_file "$F" "$S"
+	for how in stop skip; do
+		cache_layout "$F" 0 $((S / 2 / P * P))
+		expect_unchanged "$how"
+	done
+}
+
+@test "interleaved layout: --missing lists exactly the non-resident pages" {
+	local how
+	make_file "$F" "$S"
+	for how in skip stop; do
+		cache_layout "$F" $((3 * P)) $((MiB - 3 * P)) \
+			$((3 * MiB)) $((2 * MiB + 5 * P)) $((7 * MiB)) $MiB
+		expect_unchanged "$how"
+	done
+}
+
+@test "cached prefix read by a sequential reader (readahead marks): nothing added" {
+	# dd's readahead leaves a PG_readahead mark in the cached window;
+	# a RWF_NOWAIT read of that cached page starts readahead on 6.12+
+	# (seen on 6.18: all 64 MiB loaded after 8 MiB were read)
+	local how
+	make_file "$F" $((64 * MiB))
+	S=$((64 * MiB))
+	for how in stop skip; do
+		"$PAGECACHE" evict "$F"
+		dd if="$F" of=/dev/null bs=1M count=4 status=none
+		expect_unchanged "$how"
+	done
+}
+
+@test "fully cached file: everything written, exit 0, nothing missing" {
+	local how
+	make_file "$F" "$S"
+	cache_layout "$F" 0 "$S"
+	for how in stop skip; do
+		expect_unchanged "$how"
+		expect_row "$F" bytes="$S" missing=0 hit_bytes="$S" miss_bytes=0
+	done
+}
+
+# as_nobody ARG...: nbcat ARG... as nobody:nogroup without supplementary
+# groups; stdout in $D/out, the JSON report (stderr) in $D/report.json.
+as_nobody() {
+	nbcat_status=0
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$NBCAT" -J "$@" >"$D/out" 2>"$D/report.json" || nbcat_status=$?
+}
+
+# pub_file MODE: a root-owned file in a directory nobody can search.
+pub_file() {
+	require_root
+	require_cmd setpriv
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	[[ -x $NBCAT ]] && setpriv --reuid=nobody --regid=nogroup \
+		--clear-groups test -x "$NBCAT" ||
+		skip "nobody cannot run $NBCAT"
+	PUB=$(mktemp -d /tmp/nbcat-noload.XXXXXX)
+	chmod 0755 "$PUB"
+	F=$PUB/f
+	make_file "$F" "$S"
+	chmod "$1" "$F"
+	require_nowait "$F"
+	: >"$PUB/missing"
+	chmod 0666 "$PUB/missing"
+}
+
+@test "unprivileged user, root-owned 0644 file: true answer or 'cannot answer', nothing added" {
+	local layout before after mode
+	pub_file 0644
+	for layout in evicted half full; do
+		case $layout in
+		evicted) cache_layout "$F" ;;
+		half) cache_layout "$F" 0 $((S / 2 / P * P)) ;;
+		full) cache_layout "$F" 0 "$S" ;;
+		esac
+		before=$(resident_pages "$F")
+		as_nobody --cached-only=skip -m "$PUB/missing" "$F"
+		after=$(resident_pages "$F")
+		assert_equal "$after" "$before"
+		mode=$(report_values "$F" mode)
+		if [[ $mode == unknown ]]; then
+			# mincore would say "all resident" to nobody: not trusted
+			expect_status 2
+			expect_row "$F" bytes=0 missing=null residency=none
+			[[ ! -s $D/out ]]
+			expect_lines "$PUB/missing" "$F\t0\tunknown"
+			run -0 jq -r '.warnings[0]' "$D/report.json"
+			assert_output "$F: cannot tell what is cached without loading it (no cachestat or mincore answer for this user, and this kernel reads ahead on RWF_NOWAIT misses); nothing read"
+		else
+			assert_equal "$mode" nowait
+			assert_equal "$(cut -f2- "$PUB/missing")" \
+				"$("$PAGECACHE" holes "$F")"
+			if [[ $layout == full ]]; then
+				expect_status 0
+			else
+				expect_status 2
+			fi
+		fi
+	done
+}
+
+@test "unprivileged user who may write the file: the true answer" {
+	local layout before after
+	pub_file 0666
+	for layout in evicted half; do
+		if [[ $layout == evicted ]]; then
+			cache_layout "$F"
+		else
+			cache_layout "$F" 0 $((S / 2 / P * P))
+		fi
+		before=$(resident_pages "$F")
+		as_nobody --cached-only=skip -m "$PUB/missing" "$F"
+		after=$(resident_pages "$F")
+		assert_equal "$after" "$before"
+		expect_status 2
+		assert_equal "$(cut -f2- "$PUB/missing")" \
+			"$("$PAGECACHE" holes "$F")"
+		expect_row "$F" mode=nowait
+	done
+}
