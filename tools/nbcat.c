@@ -102,6 +102,7 @@ struct stats {
 	uint64_t hit_bytes, partial_bytes, miss_bytes, unsup_bytes;
 	uint64_t missing;	/* not written because of --cached-only */
 	bool missing_unknown;	/* --cached-only, no RWF_NOWAIT: unread */
+	bool ra_on_miss;	/* our RWF_NOWAIT misses started readahead */
 	enum pc_residency res;	/* how --cached-only learned residency */
 	uint64_t ns;		/* wall time */
 	struct histogram lat[NR_LAT];
@@ -137,6 +138,7 @@ enum {
 	COL_SECONDS,
 	COL_BPS,
 	COL_MISSING,
+	COL_READAHEAD_ON_MISS,
 	COL_RESIDENCY,
 	NR_COLS,
 };
@@ -196,6 +198,9 @@ static const struct colinfo infos[NR_COLS] = {
 	[COL_SECONDS] = NUM("SECONDS", "wall-clock time spent"),
 	[COL_BPS] = NUM("BPS", "bytes written per second"),
 	[COL_MISSING] = NUM("MISSING", "bytes not written by --cached-only"),
+	[COL_READAHEAD_ON_MISS] = { "READAHEAD_ON_MISS", 5, 0,
+		SCOLS_JSON_BOOLEAN,
+		"our RWF_NOWAIT misses started readahead (kernel 6.12+)" },
 	[COL_RESIDENCY] = { "RESIDENCY", 9, 0, SCOLS_JSON_STRING,
 		"--cached-only: cachestat, mincore, probe or none" },
 };
@@ -219,6 +224,7 @@ struct nbcat {
 	bool raw;
 	bool noheadings;
 	bool progress;
+	bool nowait_ra;		/* a RWF_NOWAIT miss starts readahead here */
 
 	int columns[NR_COLS * 2];
 	size_t ncolumns;
@@ -621,11 +627,17 @@ static void count_probe(struct nbcat *nb, const struct input *in,
 	case PC_PARTIAL:
 		st->partial_chunks++;
 		st->partial_bytes += r->bytes;
+		st->ra_on_miss |= nb->nowait_ra;
 		hist_add(&st->lat[LAT_NOWAIT], r->ns);
 		trace(nb, in, off, r->bytes, "partial", r->ns);
 		break;
 	case PC_MISS:
 		st->miss_chunks++;
+		/*
+		 * A partial read stops at an uncached page, a miss at the
+		 * first one: since 6.12 either starts readahead there.
+		 */
+		st->ra_on_miss |= nb->nowait_ra;
 		hist_add(&st->lat[LAT_EAGAIN], r->ns);
 		/* the chunk's bytes up to EOF, as miss_bytes counts them */
 		size = pc_reader_get_size(&in->rd);
@@ -1289,6 +1301,11 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	case COL_MISSING:
 		/* unknown (null) when a file could not be probed at all */
 		return st->missing_unknown ? NULL : fmt_u64(st->missing);
+	case COL_READAHEAD_ON_MISS:
+		/* libsmartcols' JSON boolean: "0" is false, "1" true */
+		if (nb->json)
+			return strdup(st->ra_on_miss ? "1" : "0");
+		return strdup(st->ra_on_miss ? "true" : "false");
 	case COL_RESIDENCY:
 		if (total || !nb->cached_only ||
 		    st->res == PC_RES_UNKNOWN)
@@ -1413,6 +1430,7 @@ static void stats_merge(struct stats *t, const struct stats *s)
 	t->unsup_bytes += s->unsup_bytes;
 	t->missing += s->missing;
 	t->missing_unknown |= s->missing_unknown;
+	t->ra_on_miss |= s->ra_on_miss;
 	for (i = 0; i < NR_LAT; i++)
 		hist_merge(&t->lat[i], &s->lat[i]);
 }
@@ -1430,6 +1448,7 @@ static void stats_reset(struct stats *st, const char *path)
 	st->miss_bytes = st->unsup_bytes = 0;
 	st->missing = st->ns = 0;
 	st->missing_unknown = false;
+	st->ra_on_miss = false;
 	st->res = PC_RES_UNKNOWN;
 	for (i = 0; i < NR_LAT; i++)
 		hist_init(&st->lat[i]);
@@ -1775,6 +1794,7 @@ int main(int argc, char **argv)
 	if (rc)
 		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
 		     strerror(-rc));
+	nb->nowait_ra = pc_nowait_reads_ahead();
 	report_init(nb);
 	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
 	stats_reset(&nb->total, NULL);
@@ -1793,6 +1813,9 @@ int main(int argc, char **argv)
 	rwin_deinit(&nb->win);
 	if (nb->progress)
 		progress_show(nb, pc_now_ns(), true);
+
+	if (nb->total.ra_on_miss && !nb->quiet)
+		nb_warn(nb, "note: this kernel starts readahead on a RWF_NOWAIT miss (Linux 6.12+), so chunks after a miss may count as hits that nbcat's own probe read in (READAHEAD_ON_MISS)");
 
 	/* before the report, which may carry their warnings */
 	close_output(nb, &nb->missing_fp, missing);

@@ -78,7 +78,7 @@ expect_unchanged() {
 	for how in stop skip; do
 		cache_layout "$F"
 		expect_unchanged "$how"
-		expect_row "$F" bytes=0 missing="$S"
+		expect_row "$F" bytes=0 missing="$S" readahead_on_miss=false
 		assert_equal "$(resident_pages "$F")" 0
 	done
 }
@@ -205,4 +205,30 @@ pub_file() {
 			"$("$PAGECACHE" holes "$F")"
 		expect_row "$F" mode=nowait
 	done
+}
+
+@test "default mode: readahead_on_miss says whether our misses read ahead" {
+	local want=false
+	make_file "$F" $((1 * MiB))
+	cache_layout "$F"
+	nowait_starts_io && want=true
+	nbcat_json -b 64K "$F"
+	expect_status 0
+	expect_output "$F"
+	expect_row "$F" readahead_on_miss="$want"
+	expect_row total readahead_on_miss="$want"
+	if [[ $want == true ]]; then
+		assert_equal "$(<"$D/err")" "nbcat: note: this kernel starts readahead on a RWF_NOWAIT miss (Linux 6.12+), so chunks after a miss may count as hits that nbcat's own probe read in (READAHEAD_ON_MISS)"
+	else
+		assert_equal "$(<"$D/err")" ""
+	fi
+	# a warm file: no miss, nothing read ahead by nbcat, no note
+	cache_layout "$F" 0 $((1 * MiB))
+	nbcat_json -b 64K "$F"
+	expect_row "$F" readahead_on_miss=false
+	assert_equal "$(<"$D/err")" ""
+	# cached-only reads only cached pages: no readahead of ours
+	cache_layout "$F"
+	nbcat_json -b 64K --cached-only=skip "$F"
+	expect_row "$F" readahead_on_miss=false
 }
