@@ -161,7 +161,7 @@ static const struct colinfo infos[NR_COLS] = {
 	[COL_TYPE] = { "TYPE", 5, 0, SCOLS_JSON_STRING,
 		"row type: file or total" },
 	[COL_MODE] = { "MODE", 8, 0, SCOLS_JSON_STRING,
-		"nowait, unsupported, stream, blocking, pool or error" },
+		"nowait, unsupported, unknown, stream, blocking, pool or error" },
 	[COL_SIZE] = NUM("SIZE", "file size in bytes when opened"),
 	[COL_BYTES] = NUM("BYTES", "bytes written to standard output"),
 	[COL_CHUNKS] = NUM("CHUNKS", "chunks read"),

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # --cached-only never adds a page to the page cache of the file it
-# examines (issue #13), on kernels where a RWF_NOWAIT miss starts
-# readahead too (commit 0a2d82946be6, "mm: allow read-ahead with
-# IOCB_NOWAIT set", 6.12): nbcat learns residency first (cachestat,
-# mincore) and reads only what is cached. The pages resident after a run
+# examines (issue #13), also on kernels where a RWF_NOWAIT miss starts
+# readahead (this 6.18 host; "mm: allow read-ahead with IOCB_NOWAIT
+# set", 6.12 by the kernel's history): nbcat learns residency first
+# (cachestat, mincore) and reads only what is cached. The pages resident after a run
 # are exactly those resident before it, and --missing lists exactly the
 # pages that were not resident. An unprivileged user gets the true answer
 # or the documented "cannot answer" (exit 2, MODE unknown), never a

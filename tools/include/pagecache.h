@@ -145,13 +145,13 @@ int pc_read_stream(int fd, void *buf, size_t len, struct pc_result *res);
  * pc_nowait_reads_ahead - does a RWF_NOWAIT buffered read that misses the
  * page cache start readahead on the running kernel?
  *
- * Before 6.12: no, RWF_NOWAIT implies IOCB_NOIO (6.1's
- * kiocb_set_rw_flags(); since 5.9, commit efa8480a8316 "fs: RWF_NOWAIT
- * should imply IOCB_NOIO"). 6.12 and later: yes, the miss still fails
- * with EAGAIN but reads ahead (commit 0a2d82946be6, "mm: allow read-ahead
- * with IOCB_NOWAIT set"; seen on a 6.18 host). Decided by the uname(2)
- * release, so a vendor kernel with a backport is misjudged. A release
- * that does not parse: true (the careful answer).
+ * 6.1: no, RWF_NOWAIT implies IOCB_NOIO (kiocb_set_rw_flags(); since
+ * 5.9 by the kernel's history, "fs: RWF_NOWAIT should imply IOCB_NOIO").
+ * 6.18: yes, the miss still fails with EAGAIN but reads ahead (measured);
+ * the kernel's history puts the change in 6.12 ("mm: allow read-ahead
+ * with IOCB_NOWAIT set"; not checked against that source). Decided by
+ * the uname(2) release, so a vendor kernel with a backport is misjudged.
+ * A release that does not parse: true (the careful answer).
  */
 bool pc_nowait_reads_ahead(void);
 
