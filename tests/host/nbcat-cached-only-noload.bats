@@ -97,7 +97,7 @@ expect_unchanged() {
 	make_file "$F" "$S"
 	for how in skip stop; do
 		cache_layout "$F" $((3 * P)) $((MiB - 3 * P)) \
-			$((3 * MiB)) $((2 * MiB + 5 * P)) $((7 * MiB)) $MiB
+			$((3 * MiB)) $((2 * MiB + 5 * P)) $((7 * MiB)) "$MiB"
 		expect_unchanged "$how"
 	done
 }

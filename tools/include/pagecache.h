@@ -198,7 +198,9 @@ int pc_resident(struct pc_reader *rd, uint64_t off, uint64_t len,
  * @rd, @buf, @len, @off, @res: as for pc_read_nowait()
  *
  * Where a RWF_NOWAIT miss starts no I/O (before 6.12), one
- * pc_read_nowait(). Elsewhere RWF_NOWAIT would start readahead, both on
+ * pc_read_nowait(); if it stops short (a page evicted since, or, in 6.1,
+ * a cached folio marked PG_readahead, which ends an IOCB_NOIO read), the
+ * rest as below. Elsewhere RWF_NOWAIT would start readahead, both on
  * a miss and on a cached page marked PG_readahead (seen on 6.18: reading
  * only the cached first 22 MiB of a file loaded all 64 MiB), so the
  * bytes are copied from a MADV_RANDOM mapping, each run of pages checked

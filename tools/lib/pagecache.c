@@ -541,9 +541,34 @@ out:
 int pc_read_resident(struct pc_reader *rd, void *buf, size_t len,
 		     uint64_t off, struct pc_result *res)
 {
-	if (!pc_nowait_reads_ahead())
-		return pc_read_nowait(rd, buf, len, off, res);
+	struct pc_result rest;
+	uint64_t ns;
+	int rc;
+
 	if (rd->res != PC_RES_CACHESTAT && rd->res != PC_RES_MINCORE)
 		return -EOPNOTSUPP;
-	return pc_read_mapped(rd, buf, len, off, res);
+	if (pc_nowait_reads_ahead())
+		return pc_read_mapped(rd, buf, len, off, res);
+
+	rc = pc_read_nowait(rd, buf, len, off, res);
+	if (rc || (res->outcome != PC_PARTIAL && res->outcome != PC_MISS))
+		return rc;
+	/*
+	 * Short under IOCB_NOIO: a page evicted since, or a cached folio
+	 * marked PG_readahead, where filemap_readahead() returns -EAGAIN
+	 * (6.1). The mapping copies the second kind and stops at the first.
+	 */
+	ns = res->ns;
+	rc = pc_read_mapped(rd, (char *)buf + res->bytes, len - res->bytes,
+			    off + res->bytes, &rest);
+	if (rc)
+		return rc;
+	res->bytes += rest.bytes;
+	res->ns = ns + rest.ns;
+	res->outcome = res->bytes == len ? PC_HIT :
+		       res->bytes ? PC_PARTIAL : PC_MISS;
+	if (rest.outcome == PC_EOF || (rest.outcome == PC_HIT &&
+				       res->bytes < len))
+		res->outcome = res->bytes ? PC_HIT : PC_EOF;
+	return 0;
 }
