@@ -78,15 +78,15 @@ expect_unchanged() {
 	after=$(resident_pages "$F")
 	check_cache "$before" "$after" || return
 	if [[ -z $holes ]]; then
-		expect_status 0
-		expect_lines "$D/missing"
-		expect_output "$F"
+		expect_status 0 || return 1
+		expect_lines "$D/missing" || return 1
+		expect_output "$F" || return 1
 		return
 	fi
-	expect_status 2
+	expect_status 2 || return 1
 	if [[ $how == skip ]]; then
 		# every hole, exactly; the output is the file without them
-		assert_equal "$(cut -f2- "$D/missing")" "$holes"
+		assert_equal "$(cut -f2- "$D/missing")" "$holes" || return 1
 		: >"$D/expected"
 		off=0
 		while IFS=$'\t' read -r o len; do
@@ -97,12 +97,12 @@ expect_unchanged() {
 	else
 		# up to the first hole, then the rest of the file
 		read -r off _ <<<"$holes"
-		assert_equal "$(<"$D/missing")" "$(printf '%s\t%s\t%s' "$F" "$off" $((S - off)))"
+		assert_equal "$(<"$D/missing")" "$(printf '%s\t%s\t%s' "$F" "$off" $((S - off)))" || return 1
 		head -c "$off" "$F" >"$D/expected"
 	fi
-	cmp "$D/out" "$D/expected"
+	cmp "$D/out" "$D/expected" || return 1
 	expect_row "$F" bytes="$(stat -c %s "$D/expected")" \
-		missing=$((S - $(stat -c %s "$D/expected")))
+		missing=$((S - $(stat -c %s "$D/expected"))) || return 1
 }
 
 @test "fully evicted file: nothing added, the whole file missing" {
@@ -202,20 +202,20 @@ nobody_0644() {
 	mode=$(report_values "$F" mode)
 	if [[ $mode == unknown ]]; then
 		# mincore would say "all resident" to nobody: not trusted
-		expect_status 2
-		expect_row "$F" bytes=0 missing=null residency=none
-		[[ ! -s $D/out ]]
-		expect_lines "$PUB/missing" "$F\t0\tunknown"
-		run -0 jq -r '.warnings[0]' "$D/report.json"
-		assert_output "$F: cannot tell what is cached without loading it (no cachestat or mincore answer for this user, and this kernel reads ahead on RWF_NOWAIT misses); nothing read"
+		expect_status 2 || return 1
+		expect_row "$F" bytes=0 missing=null residency=none || return 1
+		[[ ! -s $D/out ]] || return 1
+		expect_lines "$PUB/missing" "$F\t0\tunknown" || return 1
+		run -0 jq -r '.warnings[0]' "$D/report.json" || return 1
+		assert_output "$F: cannot tell what is cached without loading it (no cachestat or mincore answer for this user, and this kernel reads ahead on RWF_NOWAIT misses); nothing read" || return 1
 	else
-		assert_equal "$mode" nowait
+		assert_equal "$mode" nowait || return 1
 		assert_equal "$(cut -f2- "$PUB/missing")" \
-			"$("$PAGECACHE" holes "$F")"
+			"$("$PAGECACHE" holes "$F")" || return 1
 		if [[ $layout == full ]]; then
-			expect_status 0
+			expect_status 0 || return 1
 		else
-			expect_status 2
+			expect_status 2 || return 1
 		fi
 	fi
 }
@@ -240,10 +240,10 @@ nobody_0666() {
 	as_nobody --cached-only=skip -m "$PUB/missing" "$F"
 	after=$(resident_pages "$F")
 	check_cache "$before" "$after" || return
-	expect_status 2
+	expect_status 2 || return 1
 	assert_equal "$(cut -f2- "$PUB/missing")" \
-		"$("$PAGECACHE" holes "$F")"
-	expect_row "$F" mode=nowait
+		"$("$PAGECACHE" holes "$F")" || return 1
+	expect_row "$F" mode=nowait || return 1
 }
 
 @test "unprivileged user who may write the file: the true answer" {
