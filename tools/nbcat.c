@@ -35,7 +35,8 @@
 enum {
 	NBCAT_EXIT_SUCCESS   = 0,	/* everything written */
 	NBCAT_EXIT_FAILURE   = 1,	/* bad usage, a file or write failed */
-	NBCAT_EXIT_NOTCACHED = 2,	/* --cached-only: some data missing */
+	NBCAT_EXIT_NOTCACHED = 2,	/* --cached-only: some data missing, or
+					 * unknown without loading it */
 };
 
 #define DEFAULT_CHUNK	(256 * 1024)
@@ -68,6 +69,7 @@ enum mode {
 	MODE_STREAM,
 	MODE_BLOCKING,
 	MODE_POOL,
+	MODE_UNKNOWN,		/* --cached-only: cannot tell, did not read */
 	MODE_ERROR,
 };
 
@@ -77,6 +79,7 @@ static const char *const mode_names[] = {
 	[MODE_STREAM]      = "stream",
 	[MODE_BLOCKING]    = "blocking",
 	[MODE_POOL]        = "pool",
+	[MODE_UNKNOWN]     = "unknown",
 	[MODE_ERROR]       = "error",
 };
 
@@ -99,6 +102,8 @@ struct stats {
 	uint64_t hit_bytes, partial_bytes, miss_bytes, unsup_bytes;
 	uint64_t missing;	/* not written because of --cached-only */
 	bool missing_unknown;	/* --cached-only, no RWF_NOWAIT: unread */
+	bool ra_on_miss;	/* our RWF_NOWAIT misses started readahead */
+	enum pc_residency res;	/* how --cached-only learned residency */
 	uint64_t ns;		/* wall time */
 	struct histogram lat[NR_LAT];
 };
@@ -133,6 +138,8 @@ enum {
 	COL_SECONDS,
 	COL_BPS,
 	COL_MISSING,
+	COL_READAHEAD_ON_MISS,
+	COL_RESIDENCY,
 	NR_COLS,
 };
 
@@ -154,7 +161,7 @@ static const struct colinfo infos[NR_COLS] = {
 	[COL_TYPE] = { "TYPE", 5, 0, SCOLS_JSON_STRING,
 		"row type: file or total" },
 	[COL_MODE] = { "MODE", 8, 0, SCOLS_JSON_STRING,
-		"nowait, unsupported, stream, blocking, pool or error" },
+		"nowait, unsupported, unknown, stream, blocking, pool or error" },
 	[COL_SIZE] = NUM("SIZE", "file size in bytes when opened"),
 	[COL_BYTES] = NUM("BYTES", "bytes written to standard output"),
 	[COL_CHUNKS] = NUM("CHUNKS", "chunks read"),
@@ -191,6 +198,11 @@ static const struct colinfo infos[NR_COLS] = {
 	[COL_SECONDS] = NUM("SECONDS", "wall-clock time spent"),
 	[COL_BPS] = NUM("BPS", "bytes written per second"),
 	[COL_MISSING] = NUM("MISSING", "bytes not written by --cached-only"),
+	[COL_READAHEAD_ON_MISS] = { "READAHEAD_ON_MISS", 5, 0,
+		SCOLS_JSON_BOOLEAN,
+		"our RWF_NOWAIT misses started readahead (kernel 6.12+)" },
+	[COL_RESIDENCY] = { "RESIDENCY", 9, 0, SCOLS_JSON_STRING,
+		"--cached-only: cachestat, mincore, probe or none" },
 };
 
 static const int default_columns[] = {
@@ -212,6 +224,7 @@ struct nbcat {
 	bool raw;
 	bool noheadings;
 	bool progress;
+	bool nowait_ra;		/* a RWF_NOWAIT miss starts readahead here */
 
 	int columns[NR_COLS * 2];
 	size_t ncolumns;
@@ -614,11 +627,17 @@ static void count_probe(struct nbcat *nb, const struct input *in,
 	case PC_PARTIAL:
 		st->partial_chunks++;
 		st->partial_bytes += r->bytes;
+		st->ra_on_miss |= nb->nowait_ra;
 		hist_add(&st->lat[LAT_NOWAIT], r->ns);
 		trace(nb, in, off, r->bytes, "partial", r->ns);
 		break;
 	case PC_MISS:
 		st->miss_chunks++;
+		/*
+		 * A partial read stops at an uncached page, a miss at the
+		 * first one: since 6.12 either starts readahead there.
+		 */
+		st->ra_on_miss |= nb->nowait_ra;
 		hist_add(&st->lat[LAT_EAGAIN], r->ns);
 		/* the chunk's bytes up to EOF, as miss_bytes counts them */
 		size = pc_reader_get_size(&in->rd);
@@ -931,8 +950,31 @@ static int skip_missing(struct nbcat *nb, struct input *in, char *buf,
 	return 0;
 }
 
-/* --cached-only: never block, write only what the page cache holds. */
-static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
+/*
+ * --cached-only on a file RWF_NOWAIT cannot read (procfs, sysfs, tmpfs),
+ * or whose residency nbcat cannot learn without loading it: nothing more
+ * is written and the rest is missing by an unknown amount (the size says
+ * nothing for procfs and sysfs).
+ */
+static void cached_unknown(struct nbcat *nb, struct input *in,
+			   enum mode mode)
+{
+	nb->cur.mode = mode;
+	nb->cur.missing_unknown = true;
+	if (!nb->quiet) {
+		if (mode == MODE_UNSUPPORTED)
+			nb_warn(nb, "%s: non-blocking reads not supported, nothing read (--cached-only)",
+				in->path);
+		else
+			nb_warn(nb, "%s: cannot tell what is cached without loading it (no cachestat or mincore answer for this user, and this kernel reads ahead on RWF_NOWAIT misses); nothing read",
+				in->path);
+	}
+	missing_flush(nb, in);
+	missing_line(nb, in, in->off, NULL);
+}
+
+/* --cached-only by probing: a miss starts no I/O on this kernel. */
+static int copy_cached_probe(struct nbcat *nb, struct input *in, char *buf)
 {
 	struct stats *st = &nb->cur;
 	struct pc_result r;
@@ -948,18 +990,8 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 		case PC_EOF:
 			return 0;
 		case PC_UNSUPPORTED:
-			/*
-			 * Plain reads could block: nothing is known cached,
-			 * and the size cannot say how much is missing (0 for
-			 * procfs, 4096 for any sysfs file): unknown.
-			 */
-			st->mode = MODE_UNSUPPORTED;
-			st->missing_unknown = true;
-			if (!nb->quiet)
-				nb_warn(nb, "%s: non-blocking reads not supported, nothing read (--cached-only)",
-					in->path);
-			missing_flush(nb, in);
-			missing_line(nb, in, in->off, NULL);
+			/* plain reads could block: nothing is known cached */
+			cached_unknown(nb, in, MODE_UNSUPPORTED);
 			return 0;
 		case PC_HIT:
 			count_probe(nb, in, in->off, nb->chunk, &r);
@@ -1011,6 +1043,146 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 	}
 }
 
+/* The end of the run of pages with @vec's value at @p, within @end. */
+static uint64_t run_end(const struct nbcat *nb, const unsigned char *vec,
+			uint64_t first, uint64_t p, uint64_t end)
+{
+	uint64_t psz = nb->pagesize;
+	unsigned char v = vec[p / psz - first];
+	uint64_t q = (p / psz + 1) * psz;
+
+	while (q < end && vec[q / psz - first] == v)
+		q += psz;
+	return q < end ? q : end;
+}
+
+/*
+ * --cached-only where the residency query works: ask which pages of the
+ * chunk are cached (cachestat or mincore, which add none), then read only
+ * those, with RWF_NOWAIT. A page evicted between the query and the read
+ * costs one EAGAIN or a short read, and is missing. Returns 0 or -errno.
+ */
+static int copy_cached_resident(struct nbcat *nb, struct input *in,
+				char *buf, unsigned char *vec)
+{
+	struct stats *st = &nb->cur;
+	struct pc_result r;
+	uint64_t size, end, p, q, at, got, first, cached;
+	bool grown_checked = false;
+	int rc;
+
+	st->mode = MODE_NOWAIT;
+	for (;;) {
+		size = pc_reader_get_size(&in->rd);
+		if (in->off >= size) {
+			/* the file may have grown while we read it */
+			if (grown_checked)
+				return 0;
+			rc = pc_reader_refresh(&in->rd);
+			if (rc)
+				return rc;
+			grown_checked = true;
+			continue;
+		}
+		grown_checked = false;
+		end = in->off + nb->chunk < size ? in->off + nb->chunk : size;
+		rc = pc_resident(&in->rd, in->off, end - in->off, vec);
+		if (rc)
+			return rc;
+		first = in->off / nb->pagesize;
+		cached = 0;
+		at = end;	/* first missing byte of the chunk */
+		for (p = in->off; p < end; p = q) {
+			q = run_end(nb, vec, first, p, end);
+			got = 0;
+			if (vec[p / nb->pagesize - first]) {
+				rc = pc_read_resident(&in->rd, buf, q - p, p,
+						      &r);
+				if (rc)
+					return rc;
+				if (r.outcome == PC_UNSUPPORTED) {
+					in->off = p;
+					cached_unknown(nb, in, MODE_UNSUPPORTED);
+					return 0;
+				}
+				got = r.bytes;
+				hist_add(&st->lat[got ? LAT_NOWAIT :
+						 LAT_EAGAIN], r.ns);
+				trace(nb, in, p, got ? got : q - p,
+				      got == q - p ? "hit" :
+				      got ? "partial" : "miss", r.ns);
+				emit(nb, buf, got);
+				cached += got;
+				if (r.outcome == PC_EOF ||
+				    (r.outcome == PC_HIT && got < q - p)) {
+					end = p + got;	/* the file shrank */
+					break;
+				}
+			} else {
+				trace(nb, in, p, q - p, "miss", 0);
+			}
+			if (got < q - p) {
+				if (at == end)
+					at = p + got;
+				if (nb->cached_only == CACHED_ONLY_STOP)
+					break;
+				missing_add(nb, in, p + got, q - p - got);
+				st->missing += q - p - got;
+			}
+		}
+
+		st->chunks++;
+		if (cached == end - in->off) {
+			st->hit_chunks++;
+			st->hit_bytes += cached;
+		} else if (cached) {
+			st->partial_chunks++;
+			st->partial_bytes += cached;
+		} else {
+			st->miss_chunks++;
+		}
+		if (nb->cached_only == CACHED_ONLY_STOP && at < end) {
+			st->miss_bytes += end - at;
+			in->off = at;
+			return missing_rest(nb, in, at);
+		}
+		st->miss_bytes += end - in->off - cached;
+		if (end < size && end < in->off + nb->chunk) {
+			in->off = end;
+			return 0;	/* the file shrank */
+		}
+		in->off = end;
+	}
+}
+
+/* --cached-only: never block, and never add a page to the cache. */
+static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
+{
+	unsigned char *vec;
+	int rc;
+
+	rc = pc_residency_init(&in->rd);
+	if (rc)
+		return rc;
+	nb->cur.res = pc_reader_get_residency(&in->rd);
+	switch (nb->cur.res) {
+	case PC_RES_CACHESTAT:
+	case PC_RES_MINCORE:
+		vec = malloc(nb->chunk / nb->pagesize + 2);
+		if (!vec)
+			return -ENOMEM;
+		rc = copy_cached_resident(nb, in, buf, vec);
+		free(vec);
+		return rc;
+	case PC_RES_PROBE:
+		return copy_cached_probe(nb, in, buf);
+	default:
+		cached_unknown(nb, in, pc_reader_is_unsupported(&in->rd) ?
+			       MODE_UNSUPPORTED : MODE_UNKNOWN);
+		return 0;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* report */
 
@@ -1049,6 +1221,14 @@ static char *fmt_lat(const struct histogram *h, double pct)
 		return NULL;
 	return fmt_u64(hist_percentile(h, pct));
 }
+
+static const char *const residency_names[] = {
+	[PC_RES_UNKNOWN]   = "unknown",
+	[PC_RES_CACHESTAT] = "cachestat",
+	[PC_RES_MINCORE]   = "mincore",
+	[PC_RES_PROBE]     = "probe",
+	[PC_RES_NONE]      = "none",
+};
 
 static char *column_data(const struct nbcat *nb, const struct stats *st,
 			 bool total, int col)
@@ -1121,6 +1301,16 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	case COL_MISSING:
 		/* unknown (null) when a file could not be probed at all */
 		return st->missing_unknown ? NULL : fmt_u64(st->missing);
+	case COL_READAHEAD_ON_MISS:
+		/* libsmartcols' JSON boolean: "0" is false, "1" true */
+		if (nb->json)
+			return strdup(st->ra_on_miss ? "1" : "0");
+		return strdup(st->ra_on_miss ? "true" : "false");
+	case COL_RESIDENCY:
+		if (total || !nb->cached_only ||
+		    st->res == PC_RES_UNKNOWN)
+			return NULL;
+		return strdup(residency_names[st->res]);
 	}
 	return NULL;
 }
@@ -1240,6 +1430,7 @@ static void stats_merge(struct stats *t, const struct stats *s)
 	t->unsup_bytes += s->unsup_bytes;
 	t->missing += s->missing;
 	t->missing_unknown |= s->missing_unknown;
+	t->ra_on_miss |= s->ra_on_miss;
 	for (i = 0; i < NR_LAT; i++)
 		hist_merge(&t->lat[i], &s->lat[i]);
 }
@@ -1257,6 +1448,8 @@ static void stats_reset(struct stats *st, const char *path)
 	st->miss_bytes = st->unsup_bytes = 0;
 	st->missing = st->ns = 0;
 	st->missing_unknown = false;
+	st->ra_on_miss = false;
+	st->res = PC_RES_UNKNOWN;
 	for (i = 0; i < NR_LAT; i++)
 		hist_init(&st->lat[i]);
 }
@@ -1601,6 +1794,7 @@ int main(int argc, char **argv)
 	if (rc)
 		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
 		     strerror(-rc));
+	nb->nowait_ra = pc_nowait_reads_ahead();
 	report_init(nb);
 	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
 	stats_reset(&nb->total, NULL);
@@ -1619,6 +1813,9 @@ int main(int argc, char **argv)
 	rwin_deinit(&nb->win);
 	if (nb->progress)
 		progress_show(nb, pc_now_ns(), true);
+
+	if (nb->total.ra_on_miss && !nb->quiet)
+		nb_warn(nb, "note: this kernel starts readahead on a RWF_NOWAIT miss (Linux 6.12+), so chunks after a miss may count as hits that nbcat's own probe read in (READAHEAD_ON_MISS)");
 
 	/* before the report, which may carry their warnings */
 	close_output(nb, &nb->missing_fp, missing);

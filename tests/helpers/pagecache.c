@@ -11,6 +11,9 @@
  *   pagecache resident FILE [OFFSET LENGTH]  "<resident> <total>" pages
  *   pagecache nowait FILE OFFSET LENGTH      one preadv2(RWF_NOWAIT): print
  *                                            the bytes read or "EAGAIN"
+ *   pagecache holes FILE                     "OFFSET<tab>LENGTH" of each
+ *                                            run of pages not resident,
+ *                                            clipped to the file size
  *
  * OFFSET and LENGTH are decimal bytes; LENGTH 0 means "to the end of the
  * file", as for posix_fadvise(). Exit 0 on success, 1 on error, 77 for a
@@ -63,6 +66,7 @@ static void usage(FILE *out)
 	      " pagecache probe FILE\n"
 	      " pagecache resident FILE [OFFSET LENGTH]\n"
 	      " pagecache nowait FILE OFFSET LENGTH\n"
+	      " pagecache holes FILE\n"
 	      "\n"
 	      "LENGTH 0 means to the end of the file. Exit status: 0 ok,\n"
 	      "1 error, 77 RWF_NOWAIT not supported (probe).\n", out);
@@ -161,6 +165,52 @@ static int count_resident(struct pc_range *r, uint64_t *resident,
 	free(vec);
 	munmap(map, maplen);
 	return 0;
+}
+
+/*
+ * Print the runs of non-resident pages, as nbcat --missing writes them
+ * (without the path). mincore() is the truth for root and the owner.
+ */
+static int do_holes(struct pc_range *r)
+{
+	uint64_t npages = (r->size + r->pagesz - 1) / r->pagesz, i, start;
+	unsigned char *vec;
+	void *map;
+	int rc = PC_EXIT_FAILURE;
+
+	if (!npages)
+		return PC_EXIT_OK;
+	map = mmap(NULL, r->size, PROT_READ, MAP_SHARED, r->fd, 0);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "pagecache: %s: mmap: %s\n", r->path,
+			strerror(errno));
+		return PC_EXIT_FAILURE;
+	}
+	vec = malloc(npages);
+	if (!vec) {
+		fputs("pagecache: out of memory\n", stderr);
+		goto out;
+	}
+	if (mincore(map, r->size, vec)) {
+		fprintf(stderr, "pagecache: %s: mincore: %s\n", r->path,
+			strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < npages; i++) {
+		if (vec[i] & 1)
+			continue;
+		start = i;
+		while (i < npages && !(vec[i] & 1))
+			i++;
+		printf("%" PRIu64 "\t%" PRIu64 "\n", start * r->pagesz,
+		       (i * r->pagesz < r->size ? i * r->pagesz : r->size) -
+		       start * r->pagesz);
+	}
+	rc = PC_EXIT_OK;
+out:
+	free(vec);
+	munmap(map, r->size);
+	return rc;
 }
 
 static int do_evict(struct pc_range *r)
@@ -315,6 +365,7 @@ int main(int argc, char **argv)
 		{ "probe", do_probe, 1, 1 },
 		{ "resident", do_resident, 1, 3 },
 		{ "nowait", do_nowait, 3, 3 },
+		{ "holes", do_holes, 1, 1 },
 	};
 	struct pc_range r;
 	size_t i;

@@ -30,6 +30,20 @@ enum {
 	PC_FL_UNSUPPORTED = (1 << 3),	/* RWF_NOWAIT refused */
 };
 
+/*
+ * How the page-cache residency of a file's pages can be learned without
+ * changing it (pc_residency_init() decides, once per reader).
+ */
+enum pc_residency {
+	PC_RES_UNKNOWN = 0,	/* pc_residency_init() not called yet */
+	PC_RES_CACHESTAT,	/* cachestat(2): 6.5+, permitted for us */
+	PC_RES_MINCORE,		/* mincore(2) of a PROT_READ mapping that
+				 * tells us the truth (owner or writer) */
+	PC_RES_PROBE,		/* only RWF_NOWAIT reads, and a miss starts
+				 * no I/O on this kernel (before 6.12) */
+	PC_RES_NONE,		/* only reads that would load the file */
+};
+
 struct pc_reader {
 	int fd;			/* the caller opens and closes it */
 	unsigned int flags;	/* PC_FL_* */
@@ -37,6 +51,8 @@ struct pc_reader {
 	uint64_t size;		/* bytes at the last stat (0: stream) */
 	dev_t dev;		/* st_dev and st_ino, to compare files */
 	ino_t ino;
+	uid_t uid;		/* st_uid: owner, for mincore's rule */
+	enum pc_residency res;	/* PC_RES_*, from pc_residency_init() */
 };
 
 /* The result of one read. */
@@ -124,6 +140,80 @@ int pc_read_full(int fd, void *buf, size_t len, uint64_t off,
  * Returns 0 or -errno.
  */
 int pc_read_stream(int fd, void *buf, size_t len, struct pc_result *res);
+
+/*
+ * pc_nowait_reads_ahead - does a RWF_NOWAIT buffered read that misses the
+ * page cache start readahead on the running kernel?
+ *
+ * 6.1: no, RWF_NOWAIT implies IOCB_NOIO (kiocb_set_rw_flags(); since
+ * 5.9 by the kernel's history, "fs: RWF_NOWAIT should imply IOCB_NOIO").
+ * 6.18: yes, the miss still fails with EAGAIN but reads ahead (measured);
+ * the kernel's history puts the change in 6.12 ("mm: allow read-ahead
+ * with IOCB_NOWAIT set"; not checked against that source). Decided by
+ * the uname(2) release, so a vendor kernel with a backport is misjudged.
+ * A release that does not parse: true (the careful answer).
+ */
+bool pc_nowait_reads_ahead(void);
+
+/*
+ * pc_residency_init - choose how to learn which pages of @rd's file are
+ * cached without adding any. First a RWF_NOWAIT read of one byte at the
+ * end of the file, which reads nothing but tells whether the file can be
+ * read that way (if not: PC_RES_NONE and pc_reader_is_unsupported()).
+ * Then cachestat(2) if the kernel has it and lets
+ * us use it on this file; else mincore(2) if it tells this caller the
+ * truth (since 5.0 it reports every page resident to a caller that
+ * neither owns the file nor may write it); else RWF_NOWAIT probes if a
+ * miss starts no I/O here; else nothing.
+ *
+ * Returns 0 (the choice is pc_reader_get_residency()), or -errno of an
+ * unexpected failure. Changes nothing in the page cache.
+ */
+int pc_residency_init(struct pc_reader *rd);
+
+/* The method pc_residency_init() chose. */
+static inline enum pc_residency
+pc_reader_get_residency(const struct pc_reader *rd)
+{
+	return rd->res;
+}
+
+/*
+ * pc_resident - which pages of [@off, @off + @len) the page cache holds
+ * @rd: reader after pc_residency_init() chose PC_RES_CACHESTAT or
+ *      PC_RES_MINCORE
+ * @off: byte offset (rounded down to a page)
+ * @len: bytes (> 0; the last page rounded up)
+ * @vec: one byte per page from the page holding @off: 1 resident, 0 not
+ *
+ * Never reads, faults in or evicts a page of the file. Returns 0, or
+ * -EOPNOTSUPP when the reader's method cannot answer, or -errno.
+ */
+int pc_resident(struct pc_reader *rd, uint64_t off, uint64_t len,
+		unsigned char *vec);
+
+/*
+ * pc_read_resident - copy bytes that pc_resident() found cached, adding
+ * no page to the page cache
+ * @rd, @buf, @len, @off, @res: as for pc_read_nowait()
+ *
+ * Where a RWF_NOWAIT miss starts no I/O (before 6.12), one
+ * pc_read_nowait(); if it stops short (a page evicted since, or, in 6.1,
+ * a cached folio marked PG_readahead, which ends an IOCB_NOIO read), the
+ * rest as below. Elsewhere RWF_NOWAIT would start readahead, both on
+ * a miss and on a cached page marked PG_readahead (seen on 6.18: reading
+ * only the cached first 22 MiB of a file loaded all 64 MiB), so the
+ * bytes are copied from a MADV_RANDOM mapping, each run of pages checked
+ * with pc_resident() just before: the copy stops short at a page evicted
+ * since (PC_PARTIAL or PC_MISS). A page evicted between that check and
+ * the copy is read back from disk: the one page, blocking (the window
+ * is one memcpy). A file truncated meanwhile gives a short PC_HIT.
+ *
+ * Returns 0 with @res filled, -EOPNOTSUPP when the reader has no
+ * residency method, or -errno.
+ */
+int pc_read_resident(struct pc_reader *rd, void *buf, size_t len,
+		     uint64_t off, struct pc_result *res);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t pc_now_ns(void);

@@ -9,9 +9,16 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -25,6 +32,40 @@
 #ifndef RWF_NOWAIT
 # define RWF_NOWAIT 0x00000008
 #endif
+
+/* cachestat(2), Linux 6.5; glibc and kernel headers may lack it. */
+#ifndef __NR_cachestat
+# if defined(__x86_64__) || defined(__aarch64__) || defined(__riscv) || \
+     defined(__i386__) || defined(__arm__) || defined(__powerpc__) || \
+     defined(__s390__)
+#  define __NR_cachestat 451	/* the unified syscall number */
+# endif
+#endif
+
+/* Our own copies: <linux/mman.h> has them only from 6.5 on. */
+struct pc_cachestat_range {
+	uint64_t off;
+	uint64_t len;		/* 0: to the end of the file */
+};
+
+struct pc_cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* faccessat2(2), Linux 5.8, for AT_EMPTY_PATH on a descriptor. */
+#ifndef __NR_faccessat2
+# define __NR_faccessat2 439
+#endif
+#ifndef AT_EMPTY_PATH
+# define AT_EMPTY_PATH 0x1000
+#endif
+
+/* Pages per cachestat() bisection step below which we ask page by page. */
+#define PC_CACHESTAT_LEAF	1
 
 uint64_t pc_now_ns(void)
 {
@@ -44,6 +85,7 @@ static int pc_stat(struct pc_reader *rd)
 	rd->type = st.st_mode & S_IFMT;
 	rd->dev = st.st_dev;
 	rd->ino = st.st_ino;
+	rd->uid = st.st_uid;
 	switch (rd->type) {
 	case S_IFDIR:
 		return -EISDIR;
@@ -204,4 +246,329 @@ int pc_read_stream(int fd, void *buf, size_t len, struct pc_result *res)
 	res->bytes = n > 0 ? (size_t)n : 0;
 	res->eof = n == 0;
 	return n < 0 ? -errno : 0;
+}
+
+bool pc_nowait_reads_ahead(void)
+{
+	static int cached = -1;
+	struct utsname u;
+	unsigned int major, minor;
+
+	if (cached >= 0)
+		return cached;
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		cached = 1;
+	else
+		cached = major > 6 || (major == 6 && minor >= 12);
+	return cached;
+}
+
+static long pc_page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? p : 4096;
+}
+
+/* cachestat() over [off, off + len); -errno on failure. */
+static int pc_cachestat(int fd, uint64_t off, uint64_t len,
+			struct pc_cachestat *cs)
+{
+#ifdef __NR_cachestat
+	struct pc_cachestat_range r = { .off = off, .len = len };
+
+	if (syscall(__NR_cachestat, fd, &r, cs, 0) < 0)
+		return -errno;
+	return 0;
+#else
+	(void)fd; (void)off; (void)len; (void)cs;
+	return -ENOSYS;
+#endif
+}
+
+/*
+ * Would mincore() tell us the truth about this file? Since 5.0 (6.1:
+ * can_do_mincore() in mm/mincore.c) only to a caller that owns the file
+ * (or has CAP_FOWNER) or may open it for writing; to anyone else it
+ * reports every page resident. Mirror that rule: owner by the effective
+ * uid, or write permission by faccessat2(AT_EACCESS) on the descriptor,
+ * which also says no on a read-only mount, as file_permission() does.
+ * Anything we cannot check counts as "no".
+ */
+static bool pc_mincore_truthful(const struct pc_reader *rd)
+{
+	if (rd->uid == geteuid())
+		return true;
+	return syscall(__NR_faccessat2, rd->fd, "", W_OK,
+		       AT_EACCESS | AT_EMPTY_PATH) == 0;
+}
+
+/*
+ * Can this file be read with RWF_NOWAIT at all? Ask for one byte at the
+ * end of the file: the flags are checked before ->read_iter (EOPNOTSUPP
+ * without FMODE_NOWAIT: procfs, sysfs, tmpfs), and filemap_read() stops
+ * at i_size before it looks up a page (6.1), so nothing is read or
+ * loaded. Returns 0 (PC_FL_UNSUPPORTED set or not) or -errno.
+ */
+static int pc_probe_nowait(struct pc_reader *rd)
+{
+	struct pc_result r;
+	char byte;
+	int rc;
+
+	rc = pc_stat(rd);
+	if (rc)
+		return rc;
+	return pc_read_nowait(rd, &byte, 1, rd->size, &r);
+}
+
+int pc_residency_init(struct pc_reader *rd)
+{
+	struct pc_cachestat cs;
+	int rc;
+
+	rc = pc_probe_nowait(rd);
+	if (rc)
+		return rc;
+	if (pc_reader_is_unsupported(rd)) {
+		rd->res = PC_RES_NONE;
+		return 0;
+	}
+
+	rc = pc_cachestat(rd->fd, 0, (uint64_t)pc_page_size(), &cs);
+	switch (rc) {
+	case 0:
+		rd->res = PC_RES_CACHESTAT;
+		return 0;
+	case -ENOSYS:		/* before 6.5 */
+	case -EPERM:		/* 6.14, 6.12.12, 6.6.y: not owner or writer */
+	case -EOPNOTSUPP:	/* hugetlbfs */
+	case -EBADF:
+	case -EINVAL:
+		break;
+	default:
+		return rc;
+	}
+	if (pc_mincore_truthful(rd))
+		rd->res = PC_RES_MINCORE;
+	else if (!pc_nowait_reads_ahead())
+		rd->res = PC_RES_PROBE;
+	else
+		rd->res = PC_RES_NONE;
+	return 0;
+}
+
+/*
+ * Fill @vec[0..npages) for the pages from @first by cachestat(), halving
+ * mixed ranges: a wholly cached or wholly uncached range costs one call.
+ */
+static int pc_resident_cachestat(int fd, uint64_t first, uint64_t npages,
+				 unsigned char *vec, long psz)
+{
+	struct pc_cachestat cs;
+	uint64_t half;
+	int rc;
+
+	rc = pc_cachestat(fd, first * (uint64_t)psz, npages * (uint64_t)psz,
+			  &cs);
+	if (rc)
+		return rc;
+	if (cs.nr_cache == 0 || cs.nr_cache >= npages ||
+	    npages <= PC_CACHESTAT_LEAF) {
+		memset(vec, cs.nr_cache ? 1 : 0, npages);
+		return 0;
+	}
+	half = npages / 2;
+	rc = pc_resident_cachestat(fd, first, half, vec, psz);
+	if (!rc)
+		rc = pc_resident_cachestat(fd, first + half, npages - half,
+					   vec + half, psz);
+	return rc;
+}
+
+/* mincore() of a read-only shared mapping: it faults nothing in. */
+static int pc_resident_mincore(int fd, uint64_t first, uint64_t npages,
+			       unsigned char *vec, long psz)
+{
+	size_t len = (size_t)(npages * (uint64_t)psz);
+	void *map;
+	uint64_t i;
+	int rc = 0;
+
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd,
+		   (off_t)(first * (uint64_t)psz));
+	if (map == MAP_FAILED)
+		return -errno;
+	if (mincore(map, len, vec) < 0)
+		rc = -errno;
+	munmap(map, len);
+	for (i = 0; !rc && i < npages; i++)
+		vec[i] &= 1;
+	return rc;
+}
+
+int pc_resident(struct pc_reader *rd, uint64_t off, uint64_t len,
+		unsigned char *vec)
+{
+	long psz = pc_page_size();
+	uint64_t first = off / (uint64_t)psz;
+	uint64_t npages = (off + len + (uint64_t)psz - 1) / (uint64_t)psz -
+			  first;
+
+	if (!len)
+		return -EINVAL;
+	switch (rd->res) {
+	case PC_RES_CACHESTAT:
+		return pc_resident_cachestat(rd->fd, first, npages, vec, psz);
+	case PC_RES_MINCORE:
+		return pc_resident_mincore(rd->fd, first, npages, vec, psz);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Pages whose residency pc_read_mapped() checks per call. */
+#define PC_MAPPED_STEP	256
+
+static __thread sigjmp_buf *pc_sigbus_env;
+
+static void pc_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(*pc_sigbus_env, 1);
+}
+
+/*
+ * Copy @len bytes at @map + @pos to @buf; 0, or -EFAULT when the file
+ * was truncated under the mapping (SIGBUS, caught only meanwhile).
+ */
+static int pc_copy_mapped(void *buf, const char *map, size_t pos, size_t len)
+{
+	struct sigaction sa = { .sa_handler = pc_sigbus }, old;
+	sigjmp_buf env;
+	int rc = 0;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &old) < 0)
+		return -errno;
+	pc_sigbus_env = &env;
+	if (sigsetjmp(env, 1))
+		rc = -EFAULT;
+	else
+		memcpy(buf, map + pos, len);
+	pc_sigbus_env = NULL;
+	sigaction(SIGBUS, &old, NULL);
+	return rc;
+}
+
+/*
+ * Copy cached pages through a MADV_RANDOM mapping: a fault on a cached
+ * page starts no readahead with VM_RAND_READ (6.1's
+ * do_async_mmap_readahead()), where a RWF_NOWAIT read of a page marked
+ * PG_readahead starts it on kernels without IOCB_NOIO for RWF_NOWAIT.
+ * Each run of pages is checked again just before the copy; the copy
+ * stops at the first page not cached any more.
+ */
+static int pc_read_mapped(struct pc_reader *rd, void *buf, size_t len,
+			  uint64_t off, struct pc_result *res)
+{
+	long psz = pc_page_size();
+	unsigned char vec[PC_MAPPED_STEP];
+	uint64_t moff = off / (uint64_t)psz * (uint64_t)psz;
+	size_t mlen, done = 0, want, n, i, pos;
+	uint64_t start = pc_now_ns();
+	char *map;
+	int rc;
+
+	res->bytes = 0;
+	res->eof = false;
+	rc = pc_stat(rd);
+	if (rc)
+		return rc;
+	if (off >= rd->size) {
+		res->outcome = PC_EOF;
+		res->eof = true;
+		res->ns = pc_now_ns() - start;
+		return 0;
+	}
+	if (len > rd->size - off)
+		len = (size_t)(rd->size - off);
+	mlen = (size_t)(off + len - moff);
+	map = mmap(NULL, mlen, PROT_READ, MAP_SHARED, rd->fd, (off_t)moff);
+	if (map == MAP_FAILED)
+		return -errno;
+	if (madvise(map, mlen, MADV_RANDOM) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	while (done < len) {
+		want = len - done;
+		if (want > (size_t)psz * PC_MAPPED_STEP)
+			want = (size_t)psz * PC_MAPPED_STEP;
+		rc = pc_resident(rd, off + done, want, vec);
+		if (rc)
+			goto out;
+		pos = (size_t)(off + done - moff);
+		/* bytes up to the end of the first page, then whole pages */
+		n = 0;
+		for (i = 0; n < want && vec[i]; i++)
+			n = ((pos / (size_t)psz + i + 1) * (size_t)psz) - pos;
+		if (n > want)
+			n = want;
+		if (n) {
+			rc = pc_copy_mapped((char *)buf + done, map, pos, n);
+			if (rc)
+				goto out;
+			done += n;
+		}
+		if (n < want)
+			break;
+	}
+out:
+	munmap(map, mlen);
+	res->ns = pc_now_ns() - start;
+	res->bytes = done;
+	if (rc == -EFAULT) {
+		/* truncated meanwhile: what was copied, then end of file */
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	res->outcome = done == len ? PC_HIT : done ? PC_PARTIAL : PC_MISS;
+	return 0;
+}
+
+int pc_read_resident(struct pc_reader *rd, void *buf, size_t len,
+		     uint64_t off, struct pc_result *res)
+{
+	struct pc_result rest;
+	uint64_t ns;
+	int rc;
+
+	if (rd->res != PC_RES_CACHESTAT && rd->res != PC_RES_MINCORE)
+		return -EOPNOTSUPP;
+	if (pc_nowait_reads_ahead())
+		return pc_read_mapped(rd, buf, len, off, res);
+
+	rc = pc_read_nowait(rd, buf, len, off, res);
+	if (rc || (res->outcome != PC_PARTIAL && res->outcome != PC_MISS))
+		return rc;
+	/*
+	 * Short under IOCB_NOIO: a page evicted since, or a cached folio
+	 * marked PG_readahead, where filemap_readahead() returns -EAGAIN
+	 * (6.1). The mapping copies the second kind and stops at the first.
+	 */
+	ns = res->ns;
+	rc = pc_read_mapped(rd, (char *)buf + res->bytes, len - res->bytes,
+			    off + res->bytes, &rest);
+	if (rc)
+		return rc;
+	res->bytes += rest.bytes;
+	res->ns = ns + rest.ns;
+	res->outcome = res->bytes == len ? PC_HIT :
+		       res->bytes ? PC_PARTIAL : PC_MISS;
+	if (rest.outcome == PC_EOF || (rest.outcome == PC_HIT &&
+				       res->bytes < len))
+		res->outcome = res->bytes ? PC_HIT : PC_EOF;
+	return 0;
 }
