@@ -11,9 +11,6 @@
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
-KiB=1024
-MiB=$((1024 * 1024))
-
 setup() {
 	guest_setup
 	require_loop

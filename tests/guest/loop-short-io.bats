@@ -10,9 +10,6 @@
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
-KiB=1024
-MiB=$((1024 * 1024))
-
 setup() {
 	guest_setup
 	require_loop

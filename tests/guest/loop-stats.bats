@@ -22,8 +22,6 @@ STAT_FIELDS=(dio_read_reqs dio_read_bytes dio_write_reqs dio_write_bytes
 	flush_reqs discard_reqs discard_bytes errors short_io
 	queued max_backlog)
 
-KiB=1024
-MiB=$((1024 * 1024))
 BACKING_MIB=8
 
 # Find out once, before any per-test work, whether the kernel has the
@@ -432,42 +430,34 @@ worker_blocked() {
 # on errors, with no bytes. The faults come from the scratch disk under
 # the backing file system (fail_make_request).
 
-@test "loop stat: an I/O error under a buffered read: buf_read_reqs=1 errors=1" {
-	local -a s
+# io_error_counts on|off read|write PREFIX: one 4 KiB O_DIRECT request
+# while every bio to the scratch disk fails: it must fail, and count once
+# on PREFIX_READ|WRITE_reqs and once on errors, with no bytes.
+io_error_counts() {
+	local -a s io
 	require_fail_make_request
-	attach off
+	attach "$1"
+	io=(if="$LOOPDEV" of=/dev/null iflag=direct)
+	[[ $2 == read ]] || io=(if=/dev/zero of="$LOOPDEV" oflag=direct conv=notrunc)
 	"$PAGECACHE" evict "$BACKING" || fail "cannot evict $BACKING"
 	snap s
 	fail_bios "$SCRATCH_DEV"
-	run dd if="$LOOPDEV" of=/dev/null bs=4k count=1 iflag=direct status=none
+	run dd "${io[@]}" bs=4k count=1 status=none
 	fail_bios_off "$SCRATCH_DEV"
 	assert_failure
-	expect s buf_read_reqs=1 errors=1 queued=1 max_backlog=1
+	expect s "${3}_${2}_reqs=1" errors=1 queued=1 max_backlog=1
+}
+
+@test "loop stat: an I/O error under a buffered read: buf_read_reqs=1 errors=1" {
+	io_error_counts off read buf
 }
 
 @test "loop stat: an I/O error under a direct read: dio_read_reqs=1 errors=1" {
-	local -a s
-	require_fail_make_request
-	attach on
-	snap s
-	fail_bios "$SCRATCH_DEV"
-	run dd if="$LOOPDEV" of=/dev/null bs=4k count=1 iflag=direct status=none
-	fail_bios_off "$SCRATCH_DEV"
-	assert_failure
-	expect s dio_read_reqs=1 errors=1 queued=1 max_backlog=1
+	io_error_counts on read dio
 }
 
 @test "loop stat: an I/O error under a direct write: dio_write_reqs=1 errors=1" {
-	local -a s
-	require_fail_make_request
-	attach on
-	snap s
-	fail_bios "$SCRATCH_DEV"
-	run dd if=/dev/zero of="$LOOPDEV" bs=4k count=1 oflag=direct \
-		conv=notrunc status=none
-	fail_bios_off "$SCRATCH_DEV"
-	assert_failure
-	expect s dio_write_reqs=1 errors=1 queued=1 max_backlog=1
+	io_error_counts on write dio
 }
 
 @test "loop stat: writeback failing under a flush: flush_reqs=1 errors=1" {

@@ -22,6 +22,10 @@ NOWAIT_READ=$NBIO_BUILDDIR/tests/helpers/nowait-read
 LOOP_IOCTL=$NBIO_BUILDDIR/tests/helpers/loop-ioctl
 NBCAT=$NBIO_BUILDDIR/nbcat
 
+# Sizes in bytes, for the tests' arithmetic.
+KiB=1024
+MiB=$((1024 * 1024))
+
 # Kernel log lines that fail the test that produced them.
 GUEST_DMESG_BAD='BUG:|WARNING:|Oops|INFO: possible|INFO: task .* blocked|possible circular locking|lock held|sleeping function called from invalid context|UBSAN|KASAN|general protection fault|list_add corruption|list_del corruption'
 
