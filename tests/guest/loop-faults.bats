@@ -109,8 +109,7 @@ enospc() {
 	# buffered path reports EIO.
 	grep -qE "Input/output error|No space left on device" "$chunk.err" ||
 		fail "write $failed: not an I/O or space error: $(<"$chunk.err")"
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	drop_caches
 	for ((i = 0; i < acked; i++)); do
 		cmp "$chunk.$i" <(dd if="$BACKING" bs=4k skip=$((i * 2)) count=1 status=none) ||
 			fail "write $i was acknowledged but is not in $BACKING"

@@ -50,13 +50,12 @@ bytes() {
 
 @test "direct-I/O loop: a short write of the backing file fails the request" {
 	# guards commit bc07c10a3603 ("block: loop: support DIO & AIO")
-	local img data back written
+	local img data written
 	# ext4 without extents: a direct write into a hole falls back to a
 	# buffered write, which stops short when the file system is full.
 	SCRATCH_FS_SIZE=16M scratch_ext4 512 -O ^extent,^64bit -b 4096 -m 0
 	img=$SCRATCH_MNT/backing.img
 	data=$BATS_TEST_TMPDIR/data
-	back=$BATS_TEST_TMPDIR/back
 	truncate -s 4M "$img"
 	loop_attach --direct-io=on "$img"
 	[[ $(<"/sys/block/${LOOPDEV#/dev/}/loop/dio") == 1 ]]
@@ -67,8 +66,7 @@ bytes() {
 	dd if=/dev/urandom of="$data" bs=64K count=1 status=none
 	run dd if="$data" of="$LOOPDEV" bs=64K count=1 oflag=direct conv=notrunc
 	echo "dd: status $status: $output"
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	drop_caches
 	written=$(cmp -l "$data" "$img" 2>/dev/null | head -n 1 | awk '{ print $1 - 1 }')
 	echo "the backing file holds the first ${written:-65536} bytes of the write"
 	if ((status == 0)); then
