@@ -911,7 +911,7 @@ static int skip_missing(struct nbcat *nb, struct input *in, char *buf,
 {
 	struct stats *st = &nb->cur;
 	struct pc_result r;
-	uint64_t p = from, next;
+	uint64_t p = from, next, size;
 	size_t step;
 	int rc;
 
@@ -937,6 +937,14 @@ static int skip_missing(struct nbcat *nb, struct input *in, char *buf,
 			return 0;	/* the file shrank */
 		case PC_MISS:
 		case PC_UNSUPPORTED:
+			/* not past the end of a file that shrank meanwhile */
+			size = pc_reader_get_size(&in->rd);
+			if (p >= size) {
+				in->off = p;
+				return 0;
+			}
+			if (step > size - p)
+				step = (size_t)(size - p);
 			hist_add(&st->lat[LAT_EAGAIN], r.ns);
 			trace(nb, in, p, step, "miss", r.ns);
 			st->miss_bytes += step;
@@ -1027,6 +1035,21 @@ static int copy_cached_probe(struct nbcat *nb, struct input *in, char *buf)
 		st->partial_bytes += r.bytes;
 		cached = r.bytes;
 		size = pc_reader_get_size(&in->rd);
+		if (at >= size) {
+			/*
+			 * Nothing to skip below the size we know: it is stale
+			 * (the file grew or shrank). Without a new one this
+			 * loop would probe @at for ever.
+			 */
+			rc = pc_reader_refresh(&in->rd);
+			if (rc)
+				return rc;
+			size = pc_reader_get_size(&in->rd);
+			if (at >= size) {
+				in->off = at;
+				return 0;	/* the file ends here now */
+			}
+		}
 		end = in->off + nb->chunk;
 		if (end > size)
 			end = size;
@@ -1090,6 +1113,22 @@ static int copy_cached_resident(struct nbcat *nb, struct input *in,
 		if (rc)
 			return rc;
 		first = in->off / nb->pagesize;
+		if (memchr(vec, 0, (end - 1) / nb->pagesize - first + 1)) {
+			/*
+			 * Pages past the end of a file that shrank are not
+			 * resident either: they are not missing, they are
+			 * gone. Stat after the query, so the size is at
+			 * least as recent as the answer.
+			 */
+			rc = pc_reader_refresh(&in->rd);
+			if (rc)
+				return rc;
+			size = pc_reader_get_size(&in->rd);
+			if (in->off >= size)
+				return 0;	/* the file shrank */
+			if (end > size)
+				end = size;
+		}
 		cached = 0;
 		at = end;	/* first missing byte of the chunk */
 		for (p = in->off; p < end; p = q) {

@@ -24,6 +24,12 @@ teardown() {
 	# the partly cached file: exit 2 and its second half listed
 	assert_output --partial "exit status: 2"
 	assert_output --regexp $'/data\t33554432\t33554432'
+	# fincore: 16 of 64 MiB to root, all 64 to nobody (mincore's rule);
+	# nbcat as nobody writes the 16 MiB and says the rest is missing
+	assert_output --regexp $'\nroot: +16777216 +67108864 +/tmp/nbio-demo/data\n'
+	assert_output --regexp $'\nnobody: +67108864 +67108864 +/tmp/nbio-demo/data\n'
+	assert_output --regexp $'\n/tmp/nbio-demo/data +16777216 +50331648 +probe\n'
+	assert_output --partial "exit status: 2 (2: something was missing); bytes written: 16777216"
 	# loopctl cache: the backing file cached with direct I/O off, not on
 	assert_output --regexp $'\n/dev/loop[0-9]+ +0 +64M +64M .*/data +64M +64M\n'
 	assert_output --regexp $'\n/dev/loop[0-9]+ +1 +64M +64M .*/data +64M +0B\n'

@@ -110,10 +110,12 @@ int pc_reader_refresh(struct pc_reader *rd);
  *
  * One preadv2(RWF_NOWAIT), retried on EINTR. Never blocks on I/O and,
  * on kernels where RWF_NOWAIT implies IOCB_NOIO (5.9 to 6.1 at least),
- * never starts any. A return of 0 before the known end of file (the
- * 5.9/5.10 bug) is checked against a fresh fstat(): it is PC_EOF only
- * if the file really ends at @off, a PC_MISS otherwise. A short read
- * that ends before EOF is PC_PARTIAL.
+ * never starts any. The size is read again (fstat()) after a short
+ * read, after a read that reaches the size known so far, and after an
+ * EAGAIN at or past it, so pc_reader_get_size() follows a file that
+ * grows or shrinks while it is read. A return of 0 (also the 5.9/5.10
+ * bug) is PC_EOF only if the file really ends at @off, a PC_MISS
+ * otherwise. A short read that ends before EOF is PC_PARTIAL.
  *
  * Returns 0 with @res filled (EAGAIN and EOPNOTSUPP are outcomes, not
  * errors), or -errno for real read errors (-EIO, ...).

@@ -162,6 +162,17 @@ int pc_read_nowait(struct pc_reader *rd, void *buf, size_t len,
 
 	if (n < 0) {
 		if (errno == EAGAIN) {
+			/*
+			 * filemap_read() returns 0 at or past i_size before it
+			 * looks for a page (6.1), so EAGAIN here means the file
+			 * grew past the size we knew: learn the new one, or the
+			 * caller would never get past the old end.
+			 */
+			if (off >= rd->size) {
+				rc = pc_stat(rd);
+				if (rc)
+					return rc;
+			}
 			res->outcome = PC_MISS;
 			return 0;
 		}
@@ -174,23 +185,25 @@ int pc_read_nowait(struct pc_reader *rd, void *buf, size_t len,
 	}
 
 	res->bytes = (size_t)n;
-	if ((size_t)n == len) {
-		res->outcome = PC_HIT;
-		return 0;
-	}
 
 	/*
-	 * Short or empty read: end of file, or a page that is not cached.
-	 * IOCB_NOIO reads may also return 0 with nothing copied where
-	 * EAGAIN was meant (seen on 5.9 and 5.10, where RWF_NOWAIT started
-	 * to imply IOCB_NOIO). Never take such a 0 for EOF on its own: only
-	 * the size can tell, and the file may have grown or shrunk since we
-	 * last looked, so stat it again.
+	 * A full read that reaches the size we knew: the file grew, so
+	 * learn by how much (the caller stops at that size). A short or
+	 * empty read: end of file, or a page that is not cached. IOCB_NOIO
+	 * reads may also return 0 with nothing copied where EAGAIN was
+	 * meant (seen on 5.9 and 5.10, where RWF_NOWAIT started to imply
+	 * IOCB_NOIO). Never take a short read for EOF, or for a miss, on
+	 * its own: only the size can tell, and the file may have grown or
+	 * shrunk since we last looked, so stat it again.
 	 */
-	if (off + (uint64_t)n >= rd->size) {
+	if ((size_t)n < len || off + (uint64_t)n >= rd->size) {
 		rc = pc_stat(rd);
 		if (rc)
 			return rc;
+	}
+	if ((size_t)n == len) {
+		res->outcome = PC_HIT;
+		return 0;
 	}
 	if (off + (uint64_t)n >= rd->size) {
 		if (n == 0) {
