@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # Shared by the quick-start scripts: install Debian packages, then
 # bootstrap, configure and build the tree in place.
 
 # Debian packages the build, the tests and the demo need.
 NBIO_PACKAGES=(
 	autoconf automake pkg-config build-essential libsmartcols-dev
-	bats bats-assert bats-support bats-file jq mandoc groff-base
-	util-linux e2fsprogs xfsprogs fio vmtouch
+	bats bats-assert bats-support bats-file bash-completion jq mandoc
+	groff-base util-linux e2fsprogs xfsprogs fio vmtouch
 )
 
 die() {
@@ -20,9 +21,13 @@ step() {
 	printf '\n=== %s\n$ %s\n' "$1" "$2"
 }
 
-# nbio_install_packages [EXTRA...]: apt-get what is missing.
+# nbio_install_packages [EXTRA...]: apt-get what is missing. Prints one
+# line (what it installs); apt's whole output goes to $NBIO_APT_LOG
+# (default build/apt.log), and its last lines to stderr if it fails. apt
+# reads nothing from the terminal (stdin is /dev/null).
 nbio_install_packages() {
 	local pkgs=("${NBIO_PACKAGES[@]}" "$@") missing=() p
+	local log=${NBIO_APT_LOG:-build/apt.log}
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 			grep -q 'install ok installed' || missing+=("$p")
@@ -30,11 +35,17 @@ nbio_install_packages() {
 	((${#missing[@]})) || return 0
 	[[ $(id -u) -eq 0 ]] ||
 		die "missing packages: ${missing[*]}; run as root or install them"
-	echo "installing: ${missing[*]}"
+	echo "installing: ${missing[*]} (apt-get, log: $log)"
+	{ mkdir -p "$(dirname "$log")" && : >"$log"; } ||
+		die "cannot write $log"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq || die "apt-get update failed"
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
-		die "apt-get install failed"
+	if ! apt-get update </dev/null >>"$log" 2>&1 ||
+		! apt-get install -y --no-install-recommends "${missing[@]}" \
+			</dev/null >>"$log" 2>&1; then
+		echo "apt-get failed; the end of $log:" >&2
+		tail -n 20 "$log" >&2
+		die "cannot install: ${missing[*]}"
+	fi
 }
 
 # nbio_build [CONFIGURE-ARGS...]: autogen + configure (when the arguments

@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# scripts/lib.sh's nbio_install_packages, against stubs of dpkg-query,
+# apt-get and id on PATH (no real apt run): one line of output, apt's
+# output in the log, its tail on failure, stdin from /dev/null.
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+
+setup() {
+	STUBS=$BATS_TEST_TMPDIR/bin
+	CALLS=$BATS_TEST_TMPDIR/calls
+	mkdir -p "$STUBS" "$BATS_TEST_TMPDIR/work"
+	: >"$CALLS"
+	# dpkg-query: every package installed but those in $STUB_MISSING
+	cat >"$STUBS/dpkg-query" <<-'EOF'
+		#!/bin/bash
+		p=${!#}
+		[[ " $STUB_MISSING " == *" $p "* ]] && exit 1
+		printf 'install ok installed'
+	EOF
+	# apt-get: records its arguments and its stdin, chatters on stdout
+	# and stderr like apt, fails if $STUB_APT_FAIL is its first argument
+	cat >"$STUBS/apt-get" <<-'EOF'
+		#!/bin/bash
+		echo "apt-get $* <$(readlink /proc/self/fd/0)" >>"$STUB_CALLS"
+		for i in $(seq 1 40); do
+			echo "Get:$i http://deb.debian.org/debian progress $1"
+		done
+		echo "W: a warning of $1" >&2
+		if [[ $1 == "${STUB_APT_FAIL-}" ]]; then
+			echo "E: Unable to locate package ${!#}" >&2
+			exit 100
+		fi
+		echo "done $1"
+	EOF
+	cat >"$STUBS/id" <<-'EOF'
+		#!/bin/bash
+		echo "${STUB_UID:-0}"
+	EOF
+	chmod +x "$STUBS"/*
+	export STUB_CALLS=$CALLS STUB_MISSING='' STUB_APT_FAIL='' STUB_UID=0
+	unset NBIO_APT_LOG
+}
+
+# install_packages ARG...: nbio_install_packages ARG... in a new bash with the
+# stubs first on PATH, in $BATS_TEST_TMPDIR/work
+install_packages() {
+	(cd "$BATS_TEST_TMPDIR/work" && PATH=$STUBS:$PATH bash -c \
+		'. "$1"; shift; nbio_install_packages "$@"' \
+		bash "$NBIO_SRCDIR/scripts/lib.sh" "$@")
+}
+
+@test "install packages: nothing missing, nothing said, no apt" {
+	run --separate-stderr install_packages
+	assert_success
+	assert_output ''
+	[[ -z $stderr ]]
+	[[ ! -s $CALLS ]]
+}
+
+@test "install packages: one line; apt's output in build/apt.log" {
+	STUB_MISSING='jq extra-pkg'
+	run --separate-stderr install_packages extra-pkg
+	assert_success
+	assert_output 'installing: jq extra-pkg (apt-get, log: build/apt.log)'
+	[[ -z $stderr ]]
+	local log=$BATS_TEST_TMPDIR/work/build/apt.log
+	# both runs, stdout and stderr, in the log
+	run grep -c 'progress' "$log"
+	assert_output 80
+	grep -q '^W: a warning of install$' "$log"
+	grep -q '^done install$' "$log"
+	# what apt-get was asked, with stdin from /dev/null
+	run cat "$CALLS"
+	assert_line --index 0 'apt-get update </dev/null'
+	assert_line --index 1 \
+		'apt-get install -y --no-install-recommends jq extra-pkg </dev/null'
+}
+
+@test "install packages: NBIO_APT_LOG names the log" {
+	STUB_MISSING=fio
+	export NBIO_APT_LOG=$BATS_TEST_TMPDIR/logs/my-apt.log
+	run --separate-stderr install_packages
+	assert_success
+	assert_output "installing: fio (apt-get, log: $NBIO_APT_LOG)"
+	grep -q '^done install$' "$NBIO_APT_LOG"
+	[[ ! -e $BATS_TEST_TMPDIR/work/build ]]
+}
+
+@test "install packages: a failure shows the log's tail and fails" {
+	STUB_MISSING=vmtouch STUB_APT_FAIL=install
+	run --separate-stderr install_packages
+	assert_failure
+	assert_output 'installing: vmtouch (apt-get, log: build/apt.log)'
+	# the end of the log, not all of it
+	[[ $stderr == *'E: Unable to locate package vmtouch'* ]]
+	[[ $stderr == *'cannot install: vmtouch'* ]]
+	[[ $stderr != *'Get:1 '* ]]
+	[[ $stderr == *'Get:40 '* ]]
+}
+
+@test "install packages: a failed update stops before the install" {
+	STUB_MISSING=vmtouch STUB_APT_FAIL=update
+	run --separate-stderr install_packages
+	assert_failure
+	[[ $stderr == *'progress update'* ]]
+	run cat "$CALLS"
+	assert_output 'apt-get update </dev/null'
+}
+
+@test "install packages: not root, it names what is missing and stops" {
+	STUB_MISSING=jq STUB_UID=1000
+	run --separate-stderr install_packages
+	assert_failure
+	[[ $stderr == *'missing packages: jq; run as root'* ]]
+	[[ ! -s $CALLS ]]
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# scripts/test's distcheck step, in a copy of scripts/ with make,
+# dpkg-query and configure stubbed (nothing is built, no guest runs):
+# distcheck counts as one result in the closing "N passed, N failed"
+# line, a failure shows the end of its log, NBIO_DISTCHECK=0 skips it.
+
+# shellcheck disable=SC2154 # $stderr: set by bats' run --separate-stderr
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+
+setup() {
+	T=$BATS_TEST_TMPDIR/tree
+	STUBS=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$T/scripts" "$STUBS"
+	cp "$NBIO_SRCDIR/scripts/test" "$NBIO_SRCDIR/scripts/lib.sh" \
+		"$T/scripts/"
+	printf '#!/bin/sh\ntouch Makefile\n' >"$T/configure"
+	cat >"$STUBS/dpkg-query" <<-'EOF'
+		#!/bin/sh
+		printf 'install ok installed'
+	EOF
+	# make: records its arguments; check leaves one passing result,
+	# distcheck fails if $STUB_DISTCHECK_FAIL is set
+	cat >"$STUBS/make" <<-'EOF'
+		#!/bin/bash
+		echo "make $*" >>"$STUB_CALLS"
+		case " $* " in
+		*" check "*)
+			mkdir -p tests
+			echo ':test-result: PASS' >tests/a.trs
+			;;
+		*" distcheck "*)
+			echo 'distcheck chatter'
+			if [[ -n ${STUB_DISTCHECK_FAIL-} ]]; then
+				echo 'ERROR: files left in build directory'
+				exit 2
+			fi
+			;;
+		esac
+		exit 0
+	EOF
+	chmod +x "$T/configure" "$STUBS"/*
+	export STUB_CALLS=$BATS_TEST_TMPDIR/calls NBIO_GUEST_FLAVOURS=
+	unset NBIO_DISTCHECK STUB_DISTCHECK_FAIL
+}
+
+run_test() {
+	run --separate-stderr env PATH="$STUBS:$PATH" "$T/scripts/test"
+}
+
+@test "scripts/test: distcheck is one passing result" {
+	run_test
+	assert_success
+	assert_line '2 passed, 0 failed, 0 skipped'
+	assert_line --regexp '^timing: distcheck'
+	grep -qx 'make -s distcheck' "$STUB_CALLS"
+	grep -q 'distcheck chatter' "$T/build/distcheck.log"
+}
+
+@test "scripts/test: a failed distcheck is one failure, its log's end shown" {
+	export STUB_DISTCHECK_FAIL=1
+	run_test
+	assert_failure
+	assert_line '1 passed, 1 failed, 0 skipped'
+	[[ $stderr == *'make distcheck failed'* ]]
+	[[ $stderr == *'ERROR: files left in build directory'* ]]
+}
+
+@test "scripts/test: NBIO_DISTCHECK=0 skips distcheck" {
+	export NBIO_DISTCHECK=0
+	run_test
+	assert_success
+	assert_line '1 passed, 0 failed, 0 skipped'
+	run grep -c distcheck "$STUB_CALLS"
+	assert_output 0
+}
