@@ -35,6 +35,7 @@ enum {
 	LOOPCTL_EXIT_NO_DIO	= 3,	/* direct I/O impossible */
 	LOOPCTL_EXIT_PERM	= 4,	/* permission denied */
 	LOOPCTL_EXIT_BUSY	= 5,	/* busy, no free device, deferred */
+	LOOPCTL_EXIT_NO_DATA	= 6,	/* empty file, offset past its end */
 };
 
 /* Long-only options, numbered past every char. */
@@ -373,6 +374,35 @@ static void explain_warnings(FILE *out, const char *obj,
 			d->fstype);
 }
 
+/*
+ * Say why there is nothing to attach of @file (open as @fd) at @offset,
+ * if so, and return LOOPCTL_EXIT_NO_DATA; 0 when there is data there.
+ * @to_stderr: a warning (attach) or a line on stdout (why).
+ */
+static int nothing_to_attach(int fd, const char *file, uint64_t offset,
+			     bool to_stderr)
+{
+	char why[128];
+	uint64_t size = 0;
+	int rc;
+
+	rc = loopdev_check_extent(fd, offset, &size);
+	if (rc != -ENODATA)
+		return 0;	/* other errors: reported by the caller */
+	if (!size)
+		snprintf(why, sizeof(why), "the file is empty");
+	else
+		snprintf(why, sizeof(why), "offset %" PRIu64 " is at or past "
+			 "the end of the file (%" PRIu64 " bytes)", offset,
+			 size);
+	if (to_stderr)
+		warnx("%s: nothing to attach: %s (the device would have 0 "
+		      "bytes)", file, why);
+	else
+		printf("%s: nothing to attach: %s\n", file, why);
+	return LOOPCTL_EXIT_NO_DATA;
+}
+
 /* ------------------------------------------------------------------ */
 /* attach                                                              */
 
@@ -520,6 +550,11 @@ static int cmd_attach(int argc, char **argv)
 		warnx("%s: write-protected, attaching read-only", file);
 
 	rc = loopdev_plan(&lc, &d);
+	if (rc == -ENODATA) {
+		if (!nothing_to_attach(lc.back_fd, file, lc.offset, true))
+			warnx("%s: nothing to attach", file);	/* it grew */
+		exit(LOOPCTL_EXIT_NO_DATA);
+	}
 	if (rc == -EOPNOTSUPP) {
 		warnx("%s: direct I/O is impossible, nothing attached:", file);
 		explain(stderr, file, &d, true);
@@ -733,6 +768,11 @@ static int cmd_why(int argc, char **argv)
 		}
 		if (!rc)
 			rc = loopdev_check_dio(fd, &d);
+		if (!rc && nothing_to_attach(fd, obj, d.offset, false)) {
+			close(fd);
+			loopdev_deinit(&lc);
+			return LOOPCTL_EXIT_NO_DATA;
+		}
 		close(fd);
 		if (rc == -EINVAL)
 			errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or "

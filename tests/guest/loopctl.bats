@@ -186,6 +186,29 @@ sha() {
 		fail "dio=$(attr loop/dio) offset=$(attr loop/offset)"
 }
 
+@test "an empty file, or an offset at or past the end: exit 6, nothing attached" {
+	scratch_ext4 512
+	image "$SCRATCH_MNT" 1
+	: >"$SCRATCH_MNT/empty"
+	local mode
+	for mode in off auto on; do
+		run -6 "$LOOPCTL" attach --direct-io=$mode "$SCRATCH_MNT/empty"
+		assert_output "loopctl: $SCRATCH_MNT/empty: nothing to attach: the file is empty (the device would have 0 bytes)"
+		assert_nothing_attached
+		run -6 "$LOOPCTL" attach --direct-io=$mode --offset=1M "$IMG"
+		assert_output --partial "offset 1048576 is at or past the end of the file (1048576 bytes)"
+		assert_nothing_attached
+		LOOPCTL_LEGACY_SETUP=1 run -6 "$LOOPCTL" attach \
+			--direct-io=$mode --offset=1T "$IMG"
+		assert_nothing_attached
+	done
+	run -6 "$LOOPCTL" why -o 1T "$IMG"
+	assert_output "$IMG: nothing to attach: offset 1099511627776 is at or past the end of the file (1048576 bytes)"
+	# one sector before the end is a device of one sector
+	lc_attach --direct-io=on --offset=$((MIB - 512)) "$IMG"
+	[[ $(attr size) == 1 ]] || fail "size $(attr size) sectors, want 1"
+}
+
 @test "tmpfs (6.1: no O_DIRECT): on fails with nothing attached, auto attaches buffered and says why" {
 	require_kernel_series 6.1
 	local shm

@@ -261,6 +261,22 @@ int loopdev_open_backing(struct loopdev_ctx *lc, const char *path);
 int loopdev_check_dio(int fd, struct loopdev_dio *d);
 
 /*
+ * loopdev_backing_size - the size in bytes of a regular file or a block
+ * device (BLKGETSIZE64), by descriptor.
+ * Returns 0, -EINVAL for any other type, or -errno.
+ */
+int loopdev_backing_size(int fd, uint64_t *size);
+
+/*
+ * loopdev_check_extent - is there anything to attach at @offset?
+ * @size: out, may be NULL: the size of the backing file
+ *
+ * Returns 0, -ENODATA when the file is empty or @offset is at or past
+ * its end (the kernel would make a device of 0 bytes), or -errno.
+ */
+int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size);
+
+/*
  * loopdev_plan - decide how attach will set the device up.
  * @d: out: the direct I/O analysis (zeroed when direct I/O is off and
  *     the sector size is explicit)
@@ -268,6 +284,7 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d);
  * Resolves LOOPDEV_FL_SECTOR_AUTO (the smallest sector size that allows
  * direct I/O, else 512) and whether direct I/O will be asked for: with
  * LOOPDEV_DIO_AUTO only when possible. Touches no loop device. Returns 0,
+ * -ENODATA when there is nothing to attach (loopdev_check_extent()),
  * -EOPNOTSUPP for LOOPDEV_DIO_ON when direct I/O is impossible, -errno.
  */
 int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d);

@@ -604,6 +604,35 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 	return 0;
 }
 
+int loopdev_backing_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (!S_ISBLK(st.st_mode))
+		return -EINVAL;
+	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+}
+
+int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size)
+{
+	uint64_t sz;
+	int rc;
+
+	rc = loopdev_backing_size(fd, &sz);
+	if (rc)
+		return rc;
+	if (size)
+		*size = sz;
+	/* loop_set_size() would make a device of 0 bytes, and succeed */
+	return offset >= sz ? -ENODATA : 0;
+}
+
 int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 {
 	bool auto_sector = lc->flags & LOOPDEV_FL_SECTOR_AUTO;
@@ -614,6 +643,9 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	lc->want_dio = false;
 	if (lc->back_fd < 0)
 		return -EBADF;
+	rc = loopdev_check_extent(lc->back_fd, lc->offset, NULL);
+	if (rc)
+		return rc;
 	if (lc->dio == LOOPDEV_DIO_OFF && !auto_sector) {
 		lc->planned = true;
 		return 0;
