@@ -248,6 +248,29 @@ odirect_works() {
 	assert_output --partial "unexpected argument 'extra'"
 }
 
+@test "attach --autoclear: needs a command, and a command needs --autoclear" {
+	# all refused while parsing, before the file is even opened
+	run -1 "$LOOPCTL" attach --autoclear "$W/missing"
+	assert_line "loopctl: attach: --autoclear needs a command (after --) to run while the device is held; for a mount use 'mount -o loop'"
+	assert_line "Try 'loopctl attach --help' for more information."
+	run -1 "$LOOPCTL" attach --autoclear --dry-run "$F"
+	assert_output --partial "--autoclear needs a command"
+	run -1 "$LOOPCTL" attach "$W/missing" -- true
+	assert_line "loopctl: attach: a command (after --) needs --autoclear"
+	run -1 "$LOOPCTL" attach --autoclear "$W/missing" --
+	assert_line "loopctl: attach: no command given after --"
+	run -1 "$LOOPCTL" attach --autoclear -- true
+	assert_line "loopctl: attach: no file given"
+	# operands after -- belong to the command, not to attach
+	run -1 "$LOOPCTL" attach --autoclear "$F" /dev/loop0 extra -- true
+	assert_line "loopctl: attach: unexpected argument 'extra'"
+	# --dry-run with a command: the plan, and nothing run
+	run -0 "$LOOPCTL" attach --autoclear --dry-run --direct-io=off "$F" \
+		-- touch "$W/ran"
+	assert_line "file:        $F"
+	[[ ! -e $W/ran ]] || fail "--dry-run ran the command"
+}
+
 @test "attach/set: bad --direct-io values" {
 	local v
 	for v in maybe ON 1 yes ""; do
