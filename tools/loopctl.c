@@ -166,6 +166,10 @@ static int report(const char *obj, int rc, const char *what)
 	case -EBUSY:
 		warnx("%s: %s: device is busy", obj, what);
 		break;
+	case -ESTALE:
+		warnx("%s: %s: the device node changed after it was checked "
+		      "(replaced?); nothing done", obj, what);
+		break;
 	default:
 		warnx("%s: %s: %s", obj, what, strerror(-rc));
 		break;
@@ -1493,8 +1497,14 @@ static int cmd_status(int argc, char **argv)
 		if (!pick_device(&lc, i, nrs, names))
 			continue;
 		/* the inode of the backing file, when we may open it */
+		rc = 0;
 		if (access(loopdev_get_path(&lc), R_OK) == 0)
-			loopdev_open(&lc, O_RDONLY);
+			rc = loopdev_open(&lc, O_RDONLY);
+		if (rc == -ESTALE) {
+			set_exit(report(loopdev_get_path(&lc), rc, "status"));
+			loopdev_deinit(&lc);
+			continue;
+		}
 		rc = loopdev_read_state(&lc);
 		if (rc) {
 			set_exit(report(loopdev_get_path(&lc), rc, "status"));

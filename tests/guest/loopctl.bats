@@ -482,14 +482,15 @@ wait_detached() {
 @test "attach --autoclear -- COMMAND: \$LOOPDEV and {}, held while it runs, gone after" {
 	scratch_ext4 512
 	image "$SCRATCH_MNT" 1
-	local out=$BATS_TEST_TMPDIR/cmd.out dev
-	run -0 "$LOOPCTL" attach --autoclear --direct-io=on "$IMG" -- \
+	local out=$BATS_TEST_TMPDIR/cmd.out dev st=0
+	# stdout is the command's: loopctl itself prints nothing
+	"$LOOPCTL" attach --autoclear --direct-io=on "$IMG" -- \
 		bash -c 'echo "$LOOPDEV {}-x {} $2";
 			 cat "/sys/block/${LOOPDEV#/dev/}/loop/autoclear";
 			 cmp <(head -c 4096 "$LOOPDEV") <(head -c 4096 "$1") &&
-			 echo same' argv0 "$IMG" "{}" >"$out"
-	[[ -z $output ]] || fail "printed: $output"
-	read -r dev < "$out"
+			 echo same' argv0 "$IMG" "{}" >"$out" || st=$?
+	[[ $st == 0 ]] || fail "exit $st"
+	read -r dev _ <"$out"
 	[[ $dev == /dev/loop[0-9]* ]] || fail "LOOPDEV='$dev'"
 	[[ $(<"$out") == "$dev $dev-x $dev $dev"$'\n1\nsame' ]] ||
 		fail "command saw: $(<"$out")"
@@ -532,6 +533,34 @@ wait_detached() {
 	umount "$mnt"
 	wait_detached "$dev"
 	assert_nothing_attached
+}
+
+@test "status, cache, set, detach: a node replaced between check and open is refused" {
+	local swap=$NBIO_BUILDDIR/tests/helpers/swapnode.so
+	require_program "$swap"
+	scratch_ext4 512
+	image "$SCRATCH_MNT" 1
+	lc_attach --direct-io=off "$IMG"
+	local first=$LOOPDEV d=$BATS_TEST_TMPDIR/nodes cmd
+	lc_attach --direct-io=off "$IMG"
+	local second=$LOOPDEV
+	mkdir -p "$d"
+	for cmd in status cache "set --direct-io=on" detach; do
+		rm -f "$d/dev" "$d/other"
+		cp -a "$first" "$d/dev" && cp -a "$second" "$d/other" ||
+			fail "cannot copy the device nodes"
+		# $d/dev is checked as $first, then becomes $second at open
+		# shellcheck disable=SC2086 # cmd: a command and its options
+		run -1 env LD_PRELOAD="$swap" NBIO_SWAP_PATH="$d/dev" \
+			NBIO_SWAP_WITH="$d/other" "$LOOPCTL" $cmd "$d/dev"
+		assert_output --partial "$d/dev"
+		assert_output --partial "the device node changed after it was checked"
+		[[ ! -e $d/other ]] || fail "$cmd: the node was not swapped"
+	done
+	[[ -d /sys/block/${first#/dev/}/loop &&
+	   -d /sys/block/${second#/dev/}/loop ]] || fail "a device was detached"
+	[[ $(cat "/sys/block/${second#/dev/}/loop/dio") == 0 ]] ||
+		fail "set changed the other device"
 }
 
 @test "attach whose device name cannot be printed: exit 1, detached again" {

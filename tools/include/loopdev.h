@@ -156,6 +156,7 @@ struct loopdev_request {
 struct loopdev_ctx {
 	int nr;				/* N of /dev/loopN, -1: none yet */
 	char path[PATH_MAX];		/* /dev/loopN */
+	dev_t rdev;			/* what path was, checked; 0: unchecked */
 	int fd;				/* the device, -1 */
 	int ctl_fd;			/* /dev/loop-control, -1 */
 	unsigned int flags;		/* LOOPDEV_FL_* */
@@ -324,7 +325,9 @@ int loopdev_read_state(struct loopdev_ctx *lc);
 /*
  * loopdev_open - open the named device.
  * @mode: O_RDONLY or O_RDWR (O_CLOEXEC is added)
- * Returns 0 or -errno from open().
+ * When loopdev_set_device() checked a path, the open descriptor must be
+ * that device still (fstat, st_rdev): the node may have been replaced
+ * in between. Returns 0, -ESTALE when it was, or -errno from open().
  */
 int loopdev_open(struct loopdev_ctx *lc, int mode);
 

@@ -253,6 +253,7 @@ int loopdev_set_device_nr(struct loopdev_ctx *lc, int nr)
 		return -EINVAL;
 	close_fd(&lc->fd);
 	lc->nr = nr;
+	lc->rdev = 0;
 	snprintf(lc->path, sizeof(lc->path), "/dev/loop%d", nr);
 	memset(&lc->state, 0, sizeof(lc->state));
 	return 0;
@@ -300,6 +301,7 @@ int loopdev_set_device(struct loopdev_ctx *lc, const char *name)
 	/* keep the name the user gave when it is a path (symlinks...) */
 	if (strchr(name, '/'))
 		strcpy(lc->path, path);
+	lc->rdev = st.st_rdev;	/* loopdev_open() checks it is still so */
 	return 0;
 }
 
@@ -323,9 +325,19 @@ int loopdev_open(struct loopdev_ctx *lc, int mode)
 {
 	if (lc->nr < 0)
 		return -EINVAL;
+	struct stat st;
+
 	close_fd(&lc->fd);
 	lc->fd = open(lc->path, mode | O_CLOEXEC);
-	return lc->fd < 0 ? -errno : 0;
+	if (lc->fd < 0)
+		return -errno;
+	/* the node may have been replaced since loopdev_set_device() */
+	if (lc->rdev && (fstat(lc->fd, &st) < 0 || !S_ISBLK(st.st_mode) ||
+			 st.st_rdev != lc->rdev)) {
+		close_fd(&lc->fd);
+		return -ESTALE;
+	}
+	return 0;
 }
 
 int loopdev_open_backing(struct loopdev_ctx *lc, const char *path)
