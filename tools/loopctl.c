@@ -16,9 +16,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libsmartcols.h>
@@ -35,6 +37,7 @@ enum {
 	LOOPCTL_EXIT_NO_DIO	= 3,	/* direct I/O impossible */
 	LOOPCTL_EXIT_PERM	= 4,	/* permission denied */
 	LOOPCTL_EXIT_BUSY	= 5,	/* busy, no free device, deferred */
+	LOOPCTL_EXIT_NO_DATA	= 6,	/* empty file, offset past its end */
 };
 
 /* Long-only options, numbered past every char. */
@@ -162,6 +165,10 @@ static int report(const char *obj, int rc, const char *what)
 		break;
 	case -EBUSY:
 		warnx("%s: %s: device is busy", obj, what);
+		break;
+	case -ESTALE:
+		warnx("%s: %s: the device node changed after it was checked "
+		      "(replaced?); nothing done", obj, what);
 		break;
 	default:
 		warnx("%s: %s: %s", obj, what, strerror(-rc));
@@ -373,6 +380,35 @@ static void explain_warnings(FILE *out, const char *obj,
 			d->fstype);
 }
 
+/*
+ * Say why there is nothing to attach of @file (open as @fd) at @offset,
+ * if so, and return LOOPCTL_EXIT_NO_DATA; 0 when there is data there.
+ * @to_stderr: a warning (attach) or a line on stdout (why).
+ */
+static int nothing_to_attach(int fd, const char *file, uint64_t offset,
+			     bool to_stderr)
+{
+	char why[128];
+	uint64_t size = 0;
+	int rc;
+
+	rc = loopdev_check_extent(fd, offset, &size);
+	if (rc != -ENODATA)
+		return 0;	/* other errors: reported by the caller */
+	if (!size)
+		snprintf(why, sizeof(why), "the file is empty");
+	else
+		snprintf(why, sizeof(why), "offset %" PRIu64 " is at or past "
+			 "the end of the file (%" PRIu64 " bytes)", offset,
+			 size);
+	if (to_stderr)
+		warnx("%s: nothing to attach: %s (the device would have 0 "
+		      "bytes)", file, why);
+	else
+		printf("%s: nothing to attach: %s\n", file, why);
+	return LOOPCTL_EXIT_NO_DATA;
+}
+
 /* ------------------------------------------------------------------ */
 /* attach                                                              */
 
@@ -395,9 +431,12 @@ static void __attribute__((__noreturn__)) usage_attach(void)
 {
 	fputs("Usage:\n"
 	      " loopctl attach [options] <file> [<device>]\n"
+	      " loopctl attach [options] --autoclear <file> [<device>] -- <command>...\n"
 	      "\n"
 	      "Attach <file> to <device>, or to the first free loop device, and print\n"
-	      "the device name.\n"
+	      "the device name. With --autoclear, run <command> with the device held\n"
+	      "open, its name in $LOOPDEV and in place of {} in the arguments; the\n"
+	      "device is detached when the command is done with it.\n"
 	      "\n"
 	      "Options:\n"
 	      "     --direct-io[=<mode>]  direct I/O: on, auto or off (default: auto;\n"
@@ -408,7 +447,8 @@ static void __attribute__((__noreturn__)) usage_attach(void)
 	      "     --sizelimit <bytes>   use at most this many bytes of <file>\n"
 	      " -r, --read-only           attach read-only\n"
 	      " -P, --partscan            scan the device for partitions\n"
-	      "     --autoclear           detach automatically on the last close\n"
+	      "     --autoclear           detach automatically on the last close (needs\n"
+	      "                             a command)\n"
 	      " -n, --dry-run             check everything and print the plan, attach\n"
 	      "                             nothing\n"
 	      " -q, --quiet               do not warn when direct I/O stays off\n"
@@ -434,6 +474,134 @@ static void print_plan(const struct loopdev_ctx *lc, const char *file,
 	printf("direct I/O:  %s\n", lc->want_dio ? "on" : "off");
 }
 
+/* Exit status of a command that could not be started (as in sh). */
+enum {
+	CMD_EXIT_CANNOT_EXEC	= 126,
+	CMD_EXIT_NOT_FOUND	= 127,
+	CMD_EXIT_SIGNAL_BASE	= 128,	/* + the signal number */
+};
+
+/* @arg with every "{}" replaced by @dev; a new string. */
+static char *subst_dev(const char *arg, const char *dev)
+{
+	size_t n = 0, dlen = strlen(dev);
+	const char *p;
+	char *out, *q;
+
+	for (p = arg; (p = strstr(p, "{}")); p += 2)
+		n++;
+	out = malloc(strlen(arg) + n * dlen + 1);
+	if (!out)
+		err(LOOPCTL_EXIT_FAILURE, "cannot allocate memory");
+	for (q = out; *arg; ) {
+		if (arg[0] == '{' && arg[1] == '}') {
+			memcpy(q, dev, dlen);
+			q += dlen;
+			arg += 2;
+		} else {
+			*q++ = *arg++;
+		}
+	}
+	*q = '\0';
+	return out;
+}
+
+/*
+ * Run @cmd (a NULL-terminated argv) with @dev in $LOOPDEV and in place
+ * of {}, while this process holds the device open; returns the
+ * command's exit status (128+N when killed by signal N), 126 when it
+ * could not be executed, 127 when not found, or -errno when it could
+ * not be started at all (no process was created). A command that was
+ * not started never used the device: the caller releases it. The
+ * child's exec failure comes back through a close-on-exec pipe.
+ */
+static int run_command(char **cmd, const char *dev, int *exec_errno)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	int pfd[2], status, e = 0, i, n;
+	char **args;
+	ssize_t r;
+	pid_t pid;
+
+	*exec_errno = 0;
+	for (n = 0; cmd[n]; n++)
+		;
+	args = calloc((size_t)n + 1, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		args[i] = subst_dev(cmd[i], dev);
+	if (setenv("LOOPDEV", dev, 1) < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+		e = -errno;
+		goto out;
+	}
+	/* like system(): the terminal's signals are for the command */
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		e = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		goto restore;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		close(pfd[0]);
+		execvp(args[0], args);
+		e = errno;
+		if (write(pfd[1], &e, sizeof(e)) < 0)
+			_exit(CMD_EXIT_CANNOT_EXEC);
+		_exit(e == ENOENT ? CMD_EXIT_NOT_FOUND : CMD_EXIT_CANNOT_EXEC);
+	}
+	close(pfd[1]);
+	do {
+		r = read(pfd[0], exec_errno, sizeof(*exec_errno));
+	} while (r < 0 && errno == EINTR);
+	if (r != sizeof(*exec_errno))
+		*exec_errno = 0;	/* EOF: the exec succeeded */
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			e = -errno;
+			goto restore;
+		}
+	}
+	if (WIFSIGNALED(status))
+		e = CMD_EXIT_SIGNAL_BASE + WTERMSIG(status);
+	else
+		e = WEXITSTATUS(status);
+restore:
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+out:
+	for (i = 0; i < n; i++)
+		free(args[i]);
+	free(args);
+	return e;
+}
+
+/*
+ * Split argv at the first "--": the command after it in *@cmd (NULL when
+ * there is none), and the new argc for getopt.
+ */
+static int split_command(int argc, char **argv, char ***cmd)
+{
+	int i;
+
+	*cmd = NULL;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		*cmd = argv + i + 1;
+		argv[i] = NULL;
+		return i;
+	}
+	return argc;
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -453,9 +621,11 @@ static int cmd_attach(int argc, char **argv)
 	struct loopdev_dio d;
 	const char *file, *device = NULL;
 	bool dry_run = false, quiet = false;
-	int c, rc;
+	char **cmd;
+	int c, rc, exec_errno;
 
 	loopdev_init(&lc);
+	argc = split_command(argc, argv, &cmd);
 	while ((c = getopt_long(argc, argv, "b:o:rPnqh", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -499,6 +669,21 @@ static int cmd_attach(int argc, char **argv)
 		}
 	}
 	check_operands(argc, argv, 1, 2, "attach", "file");
+	if (cmd && !*cmd) {
+		warnx("attach: no command given after --");
+		errtryhelp("attach");
+	}
+	if (loopdev_is_flag(&lc, LOOPDEV_FL_AUTOCLEAR) && !cmd) {
+		/* our own close would be the last: detached at once */
+		warnx("attach: --autoclear needs a command (after --) to run "
+		      "while the device is held; for a mount use 'mount -o "
+		      "loop'");
+		errtryhelp("attach");
+	}
+	if (cmd && !loopdev_is_flag(&lc, LOOPDEV_FL_AUTOCLEAR)) {
+		warnx("attach: a command (after --) needs --autoclear");
+		errtryhelp("attach");
+	}
 	file = argv[optind];
 	if (argc - optind == 2) {
 		device = argv[optind + 1];
@@ -520,6 +705,11 @@ static int cmd_attach(int argc, char **argv)
 		warnx("%s: write-protected, attaching read-only", file);
 
 	rc = loopdev_plan(&lc, &d);
+	if (rc == -ENODATA) {
+		if (!nothing_to_attach(lc.back_fd, file, lc.offset, true))
+			warnx("%s: nothing to attach", file);	/* it grew */
+		exit(LOOPCTL_EXIT_NO_DATA);
+	}
 	if (rc == -EOPNOTSUPP) {
 		warnx("%s: direct I/O is impossible, nothing attached:", file);
 		explain(stderr, file, &d, true);
@@ -572,6 +762,25 @@ static int cmd_attach(int argc, char **argv)
 		      ", not %" PRIu64 "/%" PRIu64 " as requested", lc.path,
 		      lc.state.offset, lc.state.sizelimit, lc.offset,
 		      lc.sizelimit);
+	if (cmd) {
+		loopdev_save_request(&lc, lc.dio);
+		rc = run_command(cmd, lc.path, &exec_errno);
+		if (rc < 0 || exec_errno) {
+			/* never used: detach it now, not on some later close */
+			if (exec_errno)
+				warnx("%s: %s", cmd[0], strerror(exec_errno));
+			else
+				warnx("%s: cannot run: %s", cmd[0],
+				      strerror(-rc));
+			if (loopdev_release(&lc))
+				warnx("%s: cannot detach it again", lc.path);
+			if (rc < 0)
+				rc = LOOPCTL_EXIT_FAILURE;
+		}
+		loopdev_forget_request(&lc);
+		loopdev_deinit(&lc);	/* the last close: autoclear */
+		return rc;
+	}
 	/*
 	 * The name is the result: a device nobody can name is a leak, so
 	 * if it cannot be written, undo the attach and fail.
@@ -733,6 +942,11 @@ static int cmd_why(int argc, char **argv)
 		}
 		if (!rc)
 			rc = loopdev_check_dio(fd, &d);
+		if (!rc && nothing_to_attach(fd, obj, d.offset, false)) {
+			close(fd);
+			loopdev_deinit(&lc);
+			return LOOPCTL_EXIT_NO_DATA;
+		}
 		close(fd);
 		if (rc == -EINVAL)
 			errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or "
@@ -1283,8 +1497,14 @@ static int cmd_status(int argc, char **argv)
 		if (!pick_device(&lc, i, nrs, names))
 			continue;
 		/* the inode of the backing file, when we may open it */
+		rc = 0;
 		if (access(loopdev_get_path(&lc), R_OK) == 0)
-			loopdev_open(&lc, O_RDONLY);
+			rc = loopdev_open(&lc, O_RDONLY);
+		if (rc == -ESTALE) {
+			set_exit(report(loopdev_get_path(&lc), rc, "status"));
+			loopdev_deinit(&lc);
+			continue;
+		}
 		rc = loopdev_read_state(&lc);
 		if (rc) {
 			set_exit(report(loopdev_get_path(&lc), rc, "status"));

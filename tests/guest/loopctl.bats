@@ -186,6 +186,29 @@ sha() {
 		fail "dio=$(attr loop/dio) offset=$(attr loop/offset)"
 }
 
+@test "an empty file, or an offset at or past the end: exit 6, nothing attached" {
+	scratch_ext4 512
+	image "$SCRATCH_MNT" 1
+	: >"$SCRATCH_MNT/empty"
+	local mode
+	for mode in off auto on; do
+		run -6 "$LOOPCTL" attach --direct-io=$mode "$SCRATCH_MNT/empty"
+		assert_output "loopctl: $SCRATCH_MNT/empty: nothing to attach: the file is empty (the device would have 0 bytes)"
+		assert_nothing_attached
+		run -6 "$LOOPCTL" attach --direct-io=$mode --offset=1M "$IMG"
+		assert_output --partial "offset 1048576 is at or past the end of the file (1048576 bytes)"
+		assert_nothing_attached
+		LOOPCTL_LEGACY_SETUP=1 run -6 "$LOOPCTL" attach \
+			--direct-io=$mode --offset=1T "$IMG"
+		assert_nothing_attached
+	done
+	run -6 "$LOOPCTL" why -o 1T "$IMG"
+	assert_output "$IMG: nothing to attach: offset 1099511627776 is at or past the end of the file (1048576 bytes)"
+	# one sector before the end is a device of one sector
+	lc_attach --direct-io=on --offset=$((MIB - 512)) "$IMG"
+	[[ $(attr size) == 1 ]] || fail "size $(attr size) sectors, want 1"
+}
+
 @test "tmpfs (6.1: no O_DIRECT): on fails with nothing attached, auto attaches buffered and says why" {
 	require_kernel_series 6.1
 	local shm
@@ -444,6 +467,100 @@ check_data() {
 	run -0 "$LOOPCTL" detach "$LOOPDEV"
 	assert_output ""
 	[[ ! -d $LOOPSYS/loop ]] || fail "still bound"
+}
+
+# wait_detached DEV: autoclear has run (bounded: 50 x 0.1 s).
+wait_detached() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ -d /sys/block/${1#/dev/}/loop ]] || return 0
+		sleep 0.1
+	done
+	fail "$1 still bound: autoclear did not detach it"
+}
+
+@test "attach --autoclear -- COMMAND: \$LOOPDEV and {}, held while it runs, gone after" {
+	scratch_ext4 512
+	image "$SCRATCH_MNT" 1
+	local out=$BATS_TEST_TMPDIR/cmd.out dev st=0
+	# stdout is the command's: loopctl itself prints nothing
+	"$LOOPCTL" attach --autoclear --direct-io=on "$IMG" -- \
+		bash -c 'echo "$LOOPDEV {}-x {} $2";
+			 cat "/sys/block/${LOOPDEV#/dev/}/loop/autoclear";
+			 cmp <(head -c 4096 "$LOOPDEV") <(head -c 4096 "$1") &&
+			 echo same' argv0 "$IMG" "{}" >"$out" || st=$?
+	[[ $st == 0 ]] || fail "exit $st"
+	read -r dev _ <"$out"
+	[[ $dev == /dev/loop[0-9]* ]] || fail "LOOPDEV='$dev'"
+	[[ $(<"$out") == "$dev $dev-x $dev $dev"$'\n1\nsame' ]] ||
+		fail "command saw: $(<"$out")"
+	wait_detached "$dev"
+	assert_nothing_attached
+}
+
+@test "attach --autoclear -- COMMAND: the command's exit status, signals, 126 and 127" {
+	scratch_ext4 512
+	image "$SCRATCH_MNT" 1
+	run -0 "$LOOPCTL" attach --autoclear "$IMG" -- true
+	run -3 "$LOOPCTL" attach --autoclear "$IMG" -- sh -c 'exit 3'
+	run -42 "$LOOPCTL" attach --autoclear "$IMG" -- sh -c 'exit 42'
+	run -143 "$LOOPCTL" attach --autoclear "$IMG" -- sh -c 'kill -TERM $$'
+	run -137 "$LOOPCTL" attach --autoclear "$IMG" -- sh -c 'kill -KILL $$'
+	assert_nothing_attached
+	# could not start: nothing left attached, whatever holds it
+	run -127 "$LOOPCTL" attach --autoclear "$IMG" -- /nonexistent/cmd {}
+	assert_output "loopctl: /nonexistent/cmd: No such file or directory"
+	assert_nothing_attached
+	: >"$BATS_TEST_TMPDIR/noexec"
+	chmod 0644 "$BATS_TEST_TMPDIR/noexec"
+	run -126 "$LOOPCTL" attach --autoclear "$IMG" -- \
+		"$BATS_TEST_TMPDIR/noexec"
+	assert_output --partial "Permission denied"
+	assert_nothing_attached
+}
+
+@test "attach --autoclear: a mount made by the command keeps the device until umount" {
+	scratch_ext4 512
+	IMG=$SCRATCH_MNT/fs.img
+	truncate -s 16M "$IMG"
+	mkfs.ext4 -q -F "$IMG" || fail "mkfs.ext4 $IMG"
+	local mnt=$BATS_TEST_TMPDIR/inner dev
+	mkdir -p "$mnt"
+	run -0 "$LOOPCTL" attach --autoclear "$IMG" -- mount {} "$mnt"
+	dev=$(findmnt -n -o SOURCE "$mnt") || fail "not mounted"
+	defer bash -c 'if mountpoint -q "$1"; then umount "$1"; fi' - "$mnt"
+	[[ -d /sys/block/${dev#/dev/}/loop ]] || fail "$dev detached while mounted"
+	umount "$mnt"
+	wait_detached "$dev"
+	assert_nothing_attached
+}
+
+@test "status, cache, set, detach: a node replaced between check and open is refused" {
+	local swap=$NBIO_BUILDDIR/tests/helpers/swapnode.so
+	require_program "$swap"
+	scratch_ext4 512
+	image "$SCRATCH_MNT" 1
+	lc_attach --direct-io=off "$IMG"
+	local first=$LOOPDEV d=$BATS_TEST_TMPDIR/nodes cmd
+	lc_attach --direct-io=off "$IMG"
+	local second=$LOOPDEV
+	mkdir -p "$d"
+	for cmd in status cache "set --direct-io=on" detach; do
+		rm -f "$d/dev" "$d/other"
+		cp -a "$first" "$d/dev" && cp -a "$second" "$d/other" ||
+			fail "cannot copy the device nodes"
+		# $d/dev is checked as $first, then becomes $second at open
+		# shellcheck disable=SC2086 # cmd: a command and its options
+		run -1 env LD_PRELOAD="$swap" NBIO_SWAP_PATH="$d/dev" \
+			NBIO_SWAP_WITH="$d/other" "$LOOPCTL" $cmd "$d/dev"
+		assert_output --partial "$d/dev"
+		assert_output --partial "the device node changed after it was checked"
+		[[ ! -e $d/other ]] || fail "$cmd: the node was not swapped"
+	done
+	[[ -d /sys/block/${first#/dev/}/loop &&
+	   -d /sys/block/${second#/dev/}/loop ]] || fail "a device was detached"
+	[[ $(cat "/sys/block/${second#/dev/}/loop/dio") == 0 ]] ||
+		fail "set changed the other device"
 }
 
 @test "attach whose device name cannot be printed: exit 1, detached again" {

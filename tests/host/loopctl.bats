@@ -18,7 +18,8 @@ MAN=$NBIO_SRCDIR/man/loopctl.8
 
 # Exit codes (loopctl(8) EXIT STATUS), as `run -N` checks them: 1 usage or
 # other error, 2 not a loop device / not bound, 3 direct I/O impossible,
-# 4 permission denied, 5 busy.
+# 4 permission denied, 5 busy, 6 nothing to attach (empty file or offset
+# at or past its end).
 
 COMMANDS=(attach why status list set detach cache)
 
@@ -247,6 +248,29 @@ odirect_works() {
 	assert_output --partial "unexpected argument 'extra'"
 }
 
+@test "attach --autoclear: needs a command, and a command needs --autoclear" {
+	# all refused while parsing, before the file is even opened
+	run -1 "$LOOPCTL" attach --autoclear "$W/missing"
+	assert_line "loopctl: attach: --autoclear needs a command (after --) to run while the device is held; for a mount use 'mount -o loop'"
+	assert_line "Try 'loopctl attach --help' for more information."
+	run -1 "$LOOPCTL" attach --autoclear --dry-run "$F"
+	assert_output --partial "--autoclear needs a command"
+	run -1 "$LOOPCTL" attach "$W/missing" -- true
+	assert_line "loopctl: attach: a command (after --) needs --autoclear"
+	run -1 "$LOOPCTL" attach --autoclear "$W/missing" --
+	assert_line "loopctl: attach: no command given after --"
+	run -1 "$LOOPCTL" attach --autoclear -- true
+	assert_line "loopctl: attach: no file given"
+	# operands after -- belong to the command, not to attach
+	run -1 "$LOOPCTL" attach --autoclear "$F" /dev/loop0 extra -- true
+	assert_line "loopctl: attach: unexpected argument 'extra'"
+	# --dry-run with a command: the plan, and nothing run
+	run -0 "$LOOPCTL" attach --autoclear --dry-run --direct-io=off "$F" \
+		-- touch "$W/ran"
+	assert_line "file:        $F"
+	[[ ! -e $W/ran ]] || fail "--dry-run ran the command"
+}
+
 @test "attach/set: bad --direct-io values" {
 	local v
 	for v in maybe ON 1 yes ""; do
@@ -281,8 +305,10 @@ odirect_works() {
 		run -1 "$LOOPCTL" attach --dry-run --offset="$v" "$F"
 		assert_output --partial "--offset: '$v': too large"
 	done
-	run -0 "$LOOPCTL" attach --dry-run --direct-io=off \
+	# the largest accepted, past the end of $F: parsed, then refused
+	run -6 "$LOOPCTL" attach --dry-run --direct-io=off \
 		--offset=9223372036854775807 "$F"
+	assert_output --partial "offset 9223372036854775807 is at or past the end"
 	run -1 "$LOOPCTL" attach --dry-run --sizelimit=1000 "$F"
 	assert_output --partial "--sizelimit: '1000': not a multiple of 512 bytes"
 	run -1 "$LOOPCTL" why --offset=x "$F"
@@ -469,6 +495,29 @@ loopctl: /dev/null: not a loop device"
 	assert_output --partial "offset $off is not a multiple of $lbs"
 }
 
+@test "attach: an empty file or an offset at or past its end: exit 6" {
+	require_isolation
+	: >"$W/empty"
+	# --control: had the check been skipped, loopctl would stop at the
+	# fake control file (exit 1), not reach anything real
+	run -6 isolated --control "$LOOPCTL" attach --direct-io=off "$W/empty"
+	assert_output "loopctl: $W/empty: nothing to attach: the file is empty (the device would have 0 bytes)"
+	run -6 isolated --control "$LOOPCTL" attach --dry-run "$W/empty"
+	refute_output --partial "file:"
+	# $F has 1 MiB: 1M is its end, 1T far past it
+	local off
+	for off in 1M 1T; do
+		run -6 isolated --control "$LOOPCTL" attach --direct-io=off \
+			--offset=$off "$F"
+		assert_output --regexp "^loopctl: $F: nothing to attach: offset [0-9]+ is at or past the end of the file \(1048576 bytes\)"
+	done
+	run -6 isolated --control "$LOOPCTL" attach --dry-run --offset=1T "$F"
+	# the last byte is still something to attach
+	run -0 isolated --control "$LOOPCTL" attach --dry-run \
+		--direct-io=off --offset=$((1048576 - 512)) "$F"
+	assert_line "offset:      1048064"
+}
+
 @test "attach --dry-run prints the plan and touches no device" {
 	require_isolation
 	# --control: a fake /dev/loop-control only root could open
@@ -583,6 +632,17 @@ loopctl: /dev/null: not a loop device"
 		run -3 "$LOOPCTL" attach --dry-run --direct-io=on "$SHM/img"
 		assert_output --partial "direct I/O is impossible, nothing attached"
 	fi
+}
+
+@test "why: an empty file or an offset past its end: nothing to attach, exit 6" {
+	: >"$W/empty"
+	run -6 "$LOOPCTL" why "$W/empty"
+	assert_output "$W/empty: nothing to attach: the file is empty"
+	run -6 "$LOOPCTL" why -o 1T "$F"
+	assert_output "$F: nothing to attach: offset 1099511627776 is at or past the end of the file (1048576 bytes)"
+	refute_output --partial "can work"
+	run -6 "$LOOPCTL" why --offset=1M "$F"
+	assert_output --partial "offset 1048576 is at or past the end"
 }
 
 @test "why needs no privilege and no device" {

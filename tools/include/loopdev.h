@@ -156,6 +156,7 @@ struct loopdev_request {
 struct loopdev_ctx {
 	int nr;				/* N of /dev/loopN, -1: none yet */
 	char path[PATH_MAX];		/* /dev/loopN */
+	dev_t rdev;			/* what path was, checked; 0: unchecked */
 	int fd;				/* the device, -1 */
 	int ctl_fd;			/* /dev/loop-control, -1 */
 	unsigned int flags;		/* LOOPDEV_FL_* */
@@ -261,6 +262,22 @@ int loopdev_open_backing(struct loopdev_ctx *lc, const char *path);
 int loopdev_check_dio(int fd, struct loopdev_dio *d);
 
 /*
+ * loopdev_backing_size - the size in bytes of a regular file or a block
+ * device (BLKGETSIZE64), by descriptor.
+ * Returns 0, -EINVAL for any other type, or -errno.
+ */
+int loopdev_backing_size(int fd, uint64_t *size);
+
+/*
+ * loopdev_check_extent - is there anything to attach at @offset?
+ * @size: out, may be NULL: the size of the backing file
+ *
+ * Returns 0, -ENODATA when the file is empty or @offset is at or past
+ * its end (the kernel would make a device of 0 bytes), or -errno.
+ */
+int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size);
+
+/*
  * loopdev_plan - decide how attach will set the device up.
  * @d: out: the direct I/O analysis (zeroed when direct I/O is off and
  *     the sector size is explicit)
@@ -268,6 +285,7 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d);
  * Resolves LOOPDEV_FL_SECTOR_AUTO (the smallest sector size that allows
  * direct I/O, else 512) and whether direct I/O will be asked for: with
  * LOOPDEV_DIO_AUTO only when possible. Touches no loop device. Returns 0,
+ * -ENODATA when there is nothing to attach (loopdev_check_extent()),
  * -EOPNOTSUPP for LOOPDEV_DIO_ON when direct I/O is impossible, -errno.
  */
 int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d);
@@ -307,7 +325,9 @@ int loopdev_read_state(struct loopdev_ctx *lc);
 /*
  * loopdev_open - open the named device.
  * @mode: O_RDONLY or O_RDWR (O_CLOEXEC is added)
- * Returns 0 or -errno from open().
+ * When loopdev_set_device() checked a path, the open descriptor must be
+ * that device still (fstat, st_rdev): the node may have been replaced
+ * in between. Returns 0, -ESTALE when it was, or -errno from open().
  */
 int loopdev_open(struct loopdev_ctx *lc, int mode);
 

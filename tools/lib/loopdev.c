@@ -253,6 +253,7 @@ int loopdev_set_device_nr(struct loopdev_ctx *lc, int nr)
 		return -EINVAL;
 	close_fd(&lc->fd);
 	lc->nr = nr;
+	lc->rdev = 0;
 	snprintf(lc->path, sizeof(lc->path), "/dev/loop%d", nr);
 	memset(&lc->state, 0, sizeof(lc->state));
 	return 0;
@@ -300,6 +301,7 @@ int loopdev_set_device(struct loopdev_ctx *lc, const char *name)
 	/* keep the name the user gave when it is a path (symlinks...) */
 	if (strchr(name, '/'))
 		strcpy(lc->path, path);
+	lc->rdev = st.st_rdev;	/* loopdev_open() checks it is still so */
 	return 0;
 }
 
@@ -323,9 +325,19 @@ int loopdev_open(struct loopdev_ctx *lc, int mode)
 {
 	if (lc->nr < 0)
 		return -EINVAL;
+	struct stat st;
+
 	close_fd(&lc->fd);
 	lc->fd = open(lc->path, mode | O_CLOEXEC);
-	return lc->fd < 0 ? -errno : 0;
+	if (lc->fd < 0)
+		return -errno;
+	/* the node may have been replaced since loopdev_set_device() */
+	if (lc->rdev && (fstat(lc->fd, &st) < 0 || !S_ISBLK(st.st_mode) ||
+			 st.st_rdev != lc->rdev)) {
+		close_fd(&lc->fd);
+		return -ESTALE;
+	}
+	return 0;
 }
 
 int loopdev_open_backing(struct loopdev_ctx *lc, const char *path)
@@ -604,6 +616,35 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 	return 0;
 }
 
+int loopdev_backing_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (!S_ISBLK(st.st_mode))
+		return -EINVAL;
+	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+}
+
+int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size)
+{
+	uint64_t sz;
+	int rc;
+
+	rc = loopdev_backing_size(fd, &sz);
+	if (rc)
+		return rc;
+	if (size)
+		*size = sz;
+	/* loop_set_size() would make a device of 0 bytes, and succeed */
+	return offset >= sz ? -ENODATA : 0;
+}
+
 int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 {
 	bool auto_sector = lc->flags & LOOPDEV_FL_SECTOR_AUTO;
@@ -614,6 +655,9 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	lc->want_dio = false;
 	if (lc->back_fd < 0)
 		return -EBADF;
+	rc = loopdev_check_extent(lc->back_fd, lc->offset, NULL);
+	if (rc)
+		return rc;
 	if (lc->dio == LOOPDEV_DIO_OFF && !auto_sector) {
 		lc->planned = true;
 		return 0;
