@@ -34,12 +34,7 @@ setup() {
 	command -v jq >/dev/null || skip "jq is not installed"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	scratch_ext4 512
-	# let nobody reach the scratch files
-	local d=$SCRATCH_MNT
-	while [[ $d != / ]]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
+	open_path_to_others "$SCRATCH_MNT"
 	F=$SCRATCH_MNT/f
 	O=$SCRATCH_MNT/out
 	make_file "$SCRATCH_MNT/orig" 1

@@ -16,8 +16,6 @@
 #   ends before a cached folio marked PG_readahead; nbcat copies such
 #   pages from a MADV_RANDOM mapping (do_async_mmap_readahead() starts no
 #   readahead for VM_RAND_READ), so they are not reported missing.
-#
-# Written on a 6.18 host that cannot boot the guest: not run yet.
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
@@ -79,14 +77,8 @@ run_cached() {
 }
 
 @test "6.1: nobody on a root-owned 0644 file gets RESIDENCY probe and the truth" {
-	local d
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
-	# let nobody reach the scratch file
-	d=$SCRATCH_MNT
-	while [[ $d != / ]]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
+	open_path_to_others "$SCRATCH_MNT"
 	chmod 0644 "$F"
 	MISSING=$SCRATCH_MNT/missing
 	: >"$MISSING"

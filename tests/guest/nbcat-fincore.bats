@@ -31,11 +31,7 @@ setup() {
 	command -v fincore >/dev/null || skip "fincore (util-linux) is not installed"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	scratch_ext4 512
-	local d=$SCRATCH_MNT
-	while [[ $d != / ]]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
+	open_path_to_others "$SCRATCH_MNT"
 	F=$SCRATCH_MNT/data
 	make_file "$F" "$FILE_MIB"
 	chmod 0644 "$F"

@@ -159,6 +159,16 @@ make_file() {
 	"$PAGECACHE" evict "$1" || fail "cannot evict $1"
 }
 
+# open_path_to_others DIR: o+x on DIR and every directory above it, so
+# that a test's unprivileged user (nobody) can reach files in DIR.
+open_path_to_others() {
+	local d=$1
+	while [[ $d != / ]]; do
+		chmod o+x "$d" || fail "chmod o+x $d failed"
+		d=$(dirname "$d")
+	done
+}
+
 # resident PATH [OFFSET LENGTH]: number of resident pages.
 resident() {
 	local out
