@@ -323,10 +323,10 @@ int loopdev_set_sector_size(struct loopdev_ctx *lc, uint32_t size)
 
 int loopdev_open(struct loopdev_ctx *lc, int mode)
 {
-	if (lc->nr < 0)
-		return -EINVAL;
 	struct stat st;
 
+	if (lc->nr < 0)
+		return -EINVAL;
 	close_fd(&lc->fd);
 	lc->fd = open(lc->path, mode | O_CLOEXEC);
 	if (lc->fd < 0)
