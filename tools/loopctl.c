@@ -397,10 +397,14 @@ static int nothing_to_attach(int fd, const char *file, uint64_t offset,
 		return 0;	/* other errors: reported by the caller */
 	if (!size)
 		snprintf(why, sizeof(why), "the file is empty");
-	else
+	else if (offset >= size)
 		snprintf(why, sizeof(why), "offset %" PRIu64 " is at or past "
 			 "the end of the file (%" PRIu64 " bytes)", offset,
 			 size);
+	else
+		snprintf(why, sizeof(why), "%" PRIu64 " bytes from offset %"
+			 PRIu64 " to the end of the file, less than one "
+			 "512-byte sector", size - offset, offset);
 	if (to_stderr)
 		warnx("%s: nothing to attach: %s (the device would have 0 "
 		      "bytes)", file, why);

@@ -516,6 +516,12 @@ loopctl: /dev/null: not a loop device"
 	run -0 isolated --control "$LOOPCTL" attach --dry-run \
 		--direct-io=off --offset=$((1048576 - 512)) "$F"
 	assert_line "offset:      1048064"
+	# the kernel counts whole 512-byte sectors: 511 bytes are 0 of them
+	head -c 511 /dev/zero >"$W/tiny"
+	run -6 isolated --control "$LOOPCTL" attach --direct-io=off "$W/tiny"
+	assert_output "loopctl: $W/tiny: nothing to attach: 511 bytes from offset 0 to the end of the file, less than one 512-byte sector (the device would have 0 bytes)"
+	head -c 512 /dev/zero >"$W/tiny"
+	run -0 isolated --control "$LOOPCTL" attach --dry-run --direct-io=off "$W/tiny"
 }
 
 @test "attach --dry-run prints the plan and touches no device" {
@@ -643,6 +649,8 @@ loopctl: /dev/null: not a loop device"
 	refute_output --partial "can work"
 	run -6 "$LOOPCTL" why --offset=1M "$F"
 	assert_output --partial "offset 1048576 is at or past the end"
+	run -6 "$LOOPCTL" why --offset=$((1048576 - 100)) "$F"
+	assert_output "$F: nothing to attach: 100 bytes from offset 1048476 to the end of the file, less than one 512-byte sector"
 }
 
 @test "why needs no privilege and no device" {

@@ -641,8 +641,10 @@ int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size)
 		return rc;
 	if (size)
 		*size = sz;
-	/* loop_set_size() would make a device of 0 bytes, and succeed */
-	return offset >= sz ? -ENODATA : 0;
+	/* The kernel sizes the device in whole 512-byte sectors
+	 * (get_size()): with less than one left, loop_set_size() makes a
+	 * device of 0 bytes, and succeeds. */
+	return offset >= sz || sz - offset < LOOPDEV_SECTOR_MIN ? -ENODATA : 0;
 }
 
 int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
