@@ -65,6 +65,20 @@ offered_options() {
 	assert_output $'blocking\nnowait\npool'
 	run complete_line nbcat -s p
 	assert_output pool
+	# grouped short options: the last one takes the next word
+	run complete_line nbcat -qs p
+	assert_output pool
+	run complete_line nbcat -qo HIT_R
+	assert_output 'HIT_RATIO,'
+}
+
+@test "completion: in a group, an option that took the rest as its argument leaves an operand" {
+	cd "$BATS_TEST_TMPDIR"
+	touch pool.txt
+	# -so: -s with the argument "o" (not -s and -o), so the next word
+	# is a file, not a column list
+	run complete_line nbcat -so poo
+	assert_output pool.txt
 }
 
 @test "completion: --cached-only=<how> and -c<how> offer stop and skip" {
