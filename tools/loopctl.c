@@ -404,7 +404,8 @@ static int nothing_to_attach(int fd, const char *file, uint64_t offset,
 	else
 		snprintf(why, sizeof(why), "%" PRIu64 " bytes from offset %"
 			 PRIu64 " to the end of the file, less than one "
-			 "512-byte sector", size - offset, offset);
+			 "%d-byte sector", size - offset, offset,
+			 LOOPDEV_SECTOR_MIN);
 	if (to_stderr)
 		warnx("%s: nothing to attach: %s (the device would have 0 "
 		      "bytes)", file, why);

@@ -135,8 +135,6 @@ expect() {
 				bad+=("$name: expected 1 to $exp, got $got")
 			fi
 			continue
-		elif [[ $name == worker_runs && ${want[$name]} == any ]]; then
-			continue
 		elif [[ $name == max_backlog ]]; then
 			[[ ${want[$name]:-} != any ]] || continue
 			got=${now[i]}
