@@ -25,6 +25,7 @@
 
 #include <libsmartcols.h>
 
+#include "c.h"
 #include "cliutils.h"
 #include "loopdev.h"
 #include "strutils.h"
@@ -381,20 +382,15 @@ static void explain_warnings(FILE *out, const char *obj,
 }
 
 /*
- * Say why there is nothing to attach of @file (open as @fd) at @offset,
- * if so, and return LOOPCTL_EXIT_NO_DATA; 0 when there is data there.
+ * Say why there is nothing to attach of @file, @size bytes, at @offset
+ * (loopdev_check_extent() said -ENODATA for that size).
  * @to_stderr: a warning (attach) or a line on stdout (why).
  */
-static int nothing_to_attach(int fd, const char *file, uint64_t offset,
-			     bool to_stderr)
+static void nothing_to_attach(uint64_t size, const char *file,
+			      uint64_t offset, bool to_stderr)
 {
 	char why[128];
-	uint64_t size = 0;
-	int rc;
 
-	rc = loopdev_check_extent(fd, offset, &size);
-	if (rc != -ENODATA)
-		return 0;	/* other errors: reported by the caller */
 	if (!size)
 		snprintf(why, sizeof(why), "the file is empty");
 	else if (offset >= size)
@@ -411,7 +407,6 @@ static int nothing_to_attach(int fd, const char *file, uint64_t offset,
 		      "bytes)", file, why);
 	else
 		printf("%s: nothing to attach: %s\n", file, why);
-	return LOOPCTL_EXIT_NO_DATA;
 }
 
 /* ------------------------------------------------------------------ */
@@ -711,8 +706,8 @@ static int cmd_attach(int argc, char **argv)
 
 	rc = loopdev_plan(&lc, &d);
 	if (rc == -ENODATA) {
-		if (!nothing_to_attach(lc.back_fd, file, lc.offset, true))
-			warnx("%s: nothing to attach", file);	/* it grew */
+		nothing_to_attach(loopdev_get_back_size(&lc), file, lc.offset,
+				  true);
 		exit(LOOPCTL_EXIT_NO_DATA);
 	}
 	if (rc == -EOPNOTSUPP) {
@@ -869,6 +864,7 @@ static int cmd_why(int argc, char **argv)
 	struct loopdev_ctx lc;
 	struct loopdev_dio d;
 	bool have_offset = false, have_sector = false, is_loop = false;
+	uint64_t size = 0;
 	const char *obj;
 	struct stat st;
 	int c, fd, rc;
@@ -947,7 +943,10 @@ static int cmd_why(int argc, char **argv)
 		}
 		if (!rc)
 			rc = loopdev_check_dio(fd, &d);
-		if (!rc && nothing_to_attach(fd, obj, d.offset, false)) {
+		if (!rc)
+			rc = loopdev_check_extent(fd, d.offset, &size);
+		if (rc == -ENODATA) {
+			nothing_to_attach(size, obj, d.offset, false);
 			close(fd);
 			loopdev_deinit(&lc);
 			return LOOPCTL_EXIT_NO_DATA;
@@ -1266,24 +1265,12 @@ static void set_bool(struct libscols_line *ln, size_t i, bool v)
 static void set_size(const struct output *o, struct libscols_line *ln,
 		     size_t i, uint64_t v)
 {
-	static const char units[] = "BKMGTPE";
-	double d = (double)v;
-	int u = 0;
+	char buf[HUMAN_LEN];
 
-	if (o->bytes || o->json) {
+	if (o->bytes || o->json)
 		set_cell(ln, i, "%" PRIu64, v);
-		return;
-	}
-	while (d >= 1024 && u < 6) {
-		d /= 1024;
-		u++;
-	}
-	if (!u)
-		set_cell(ln, i, "%" PRIu64 "B", v);
-	else if (d < 10 && d != (double)(uint64_t)d)
-		set_cell(ln, i, "%.1f%c", d, units[u]);
 	else
-		set_cell(ln, i, "%.0f%c", d, units[u]);
+		set_cell(ln, i, "%s", size_to_human(buf, v));
 }
 
 static void print_columns_help(const struct colinfo *infos, size_t n)
@@ -1475,14 +1462,14 @@ static int cmd_status(int argc, char **argv)
 	char **names;
 	size_t k;
 
-	for (k = 0; k < sizeof(defaults) / sizeof(*defaults); k++)
+	for (k = 0; k < ARRAY_SIZE(defaults); k++)
 		o.cols[o.ncols++] = defaults[k];
 	while ((c = getopt_long(argc, argv, "JnO:sh", longopts, NULL)) != -1) {
 		if (output_option(&o, c, optarg, cmd_name))
 			continue;
 		switch (c) {
 		case 's':
-			for (k = 0; k < sizeof(stats) / sizeof(*stats); k++)
+			for (k = 0; k < ARRAY_SIZE(stats); k++)
 				add_column(&o, stats[k]);
 			break;
 		case OPT_OUTPUT_ALL:
@@ -1903,7 +1890,7 @@ int main(int argc, char **argv)
 		usage();
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
 		print_version();
-	for (i = 0; i < sizeof(cmds) / sizeof(*cmds); i++) {
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (strcmp(argv[1], cmds[i].name))
 			continue;
 		/* getopt_long() names argv[0] in its messages */

@@ -25,6 +25,7 @@
 
 #include <libsmartcols.h>
 
+#include "c.h"
 #include "cliutils.h"
 #include "histogram.h"
 #include "pagecache.h"
@@ -47,8 +48,6 @@ enum {
 #define DEFAULT_WINDOW	16
 #define MAX_WINDOW	1024
 #define PROGRESS_NS	250000000ULL	/* refresh at most 4 times a second */
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 enum strategy {
 	STRATEGY_NOWAIT,	/* RWF_NOWAIT probe, workers for misses */
@@ -162,7 +161,7 @@ static const struct colinfo infos[NR_COLS] = {
 		"row type: file or total" },
 	[COL_MODE] = { "MODE", 8, 0, SCOLS_JSON_STRING,
 		"nowait, unsupported, unknown, stream, blocking, pool or error" },
-	[COL_SIZE] = NUM("SIZE", "file size in bytes when opened"),
+	[COL_SIZE] = NUM("SIZE", "file size when opened"),
 	[COL_BYTES] = NUM("BYTES", "bytes written to standard output"),
 	[COL_CHUNKS] = NUM("CHUNKS", "chunks read"),
 	[COL_HIT_CHUNKS] = NUM("HIT_CHUNKS", "chunks wholly in the page cache"),
@@ -179,9 +178,9 @@ static const struct colinfo infos[NR_COLS] = {
 	[COL_UNSUP_BYTES] =
 		NUM("UNSUP_BYTES", "bytes read without RWF_NOWAIT support"),
 	[COL_HIT_RATIO] =
-		NUM("HIT_RATIO", "cached share of the classified bytes, 0 to 1"),
+		NUM("HIT_RATIO", "cached share of the classified bytes"),
 	[COL_CHUNK_HIT_RATIO] =
-		NUM("CHUNK_HIT_RATIO", "hit share of the classified chunks, 0 to 1"),
+		NUM("CHUNK_HIT_RATIO", "hit share of the classified chunks"),
 	[COL_NOWAIT_P50] =
 		NUM("NOWAIT_P50_NS", "median latency of RWF_NOWAIT reads that returned data"),
 	[COL_NOWAIT_P99] = NUM("NOWAIT_P99_NS", "99th percentile of the same"),
@@ -196,7 +195,7 @@ static const struct colinfo infos[NR_COLS] = {
 		NUM("FALLBACK_P99_NS", "99th percentile of the same"),
 	[COL_FALLBACK_MAX] = NUM("FALLBACK_MAX_NS", "slowest of the same"),
 	[COL_SECONDS] = NUM("SECONDS", "wall-clock time spent"),
-	[COL_BPS] = NUM("BPS", "bytes written per second"),
+	[COL_BPS] = NUM("BPS", "throughput: bytes written per second"),
 	[COL_MISSING] = NUM("MISSING", "bytes not written by --cached-only"),
 	[COL_READAHEAD_ON_MISS] = { "READAHEAD_ON_MISS", 5, 0,
 		SCOLS_JSON_BOOLEAN,
@@ -222,6 +221,7 @@ struct nbcat {
 	bool quiet;
 	bool json;
 	bool raw;
+	bool bytes;		/* --bytes: exact numbers in the table */
 	bool noheadings;
 	bool progress;
 	bool nowait_ra;		/* a RWF_NOWAIT miss starts readahead here */
@@ -295,6 +295,7 @@ static void __attribute__((__noreturn__)) usage(void)
 	fputs(" -r, --report <file>        write the report to <file>\n", out);
 	fputs(" -o, --output <list>        report columns to print\n", out);
 	fputs("     --raw                  print the report in raw format\n", out);
+	fputs("     --bytes                print exact numbers (bytes, ns, ratios)\n", out);
 	fputs(" -n, --noheadings           do not print report headings\n", out);
 	fputs(" -t, --trace <file>         write one line per chunk to <file>\n", out);
 	fputs(" -p, --progress             show progress on standard error\n", out);
@@ -550,18 +551,6 @@ static void missing_add(struct nbcat *nb, struct input *in, uint64_t off,
 	in->mr_len = len;
 }
 
-static void human_size(char *buf, size_t sz, double v)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t i = 0;
-
-	while (v >= 1024.0 && i < ARRAY_SIZE(units) - 1) {
-		v /= 1024.0;
-		i++;
-	}
-	snprintf(buf, sz, i ? "%.1f %s" : "%.0f %s", v, units[i]);
-}
-
 static void progress_show(struct nbcat *nb, uint64_t now, bool final)
 {
 	const struct stats *t = &nb->total, *c = &nb->cur;
@@ -570,11 +559,11 @@ static void progress_show(struct nbcat *nb, uint64_t now, bool final)
 			  c->hit_bytes + c->partial_bytes;
 	uint64_t classified = cached + t->miss_bytes + c->miss_bytes;
 	double secs = (double)(now - nb->start_ns) / 1e9;
-	char sbytes[32], srate[32], sratio[16];
+	char sbytes[HUMAN_LEN], srate[HUMAN_LEN], sratio[16];
 	int len;
 
-	human_size(sbytes, sizeof(sbytes), (double)bytes);
-	human_size(srate, sizeof(srate), secs > 0 ? (double)bytes / secs : 0);
+	size_to_human(sbytes, bytes);
+	size_to_human(srate, secs > 0 ? (uint64_t)((double)bytes / secs) : 0);
 	if (classified)
 		snprintf(sratio, sizeof(sratio), "%.1f%%",
 			 100.0 * (double)cached / (double)classified);
@@ -1247,18 +1236,48 @@ static char *fmt_u64(uint64_t v)
 	return xstrdup_printf("%" PRIu64, v);
 }
 
-static char *fmt_ratio(uint64_t part, uint64_t whole)
+/*
+ * Report numbers: exact in JSON and with --bytes (bytes, nanoseconds,
+ * ratios from 0 to 1), else as people read them: 64M, 8.4us, 99.5%.
+ */
+static bool exact(const struct nbcat *nb)
 {
-	if (!whole)
-		return NULL;
-	return xstrdup_printf("%.6f", (double)part / (double)whole);
+	return nb->json || nb->bytes;
 }
 
-static char *fmt_lat(const struct histogram *h, double pct)
+static char *fmt_size(const struct nbcat *nb, uint64_t v)
+{
+	char buf[HUMAN_LEN];
+
+	return exact(nb) ? fmt_u64(v) : xstrdup_printf("%s",
+						       size_to_human(buf, v));
+}
+
+static char *fmt_ns(const struct nbcat *nb, uint64_t v)
+{
+	char buf[HUMAN_LEN];
+
+	return exact(nb) ? fmt_u64(v) : xstrdup_printf("%s",
+						       ns_to_human(buf, v));
+}
+
+static char *fmt_ratio(const struct nbcat *nb, uint64_t part, uint64_t whole)
+{
+	double r;
+
+	if (!whole)
+		return NULL;
+	r = (double)part / (double)whole;
+	return exact(nb) ? xstrdup_printf("%.6f", r) :
+			   xstrdup_printf("%.1f%%", 100 * r);
+}
+
+static char *fmt_lat(const struct nbcat *nb, const struct histogram *h,
+		     double pct)
 {
 	if (!hist_count(h))
 		return NULL;
-	return fmt_u64(hist_percentile(h, pct));
+	return fmt_ns(nb, hist_percentile(h, pct));
 }
 
 static const char *const residency_names[] = {
@@ -1275,6 +1294,8 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	uint64_t cached = st->hit_bytes + st->partial_bytes;
 	uint64_t classified_chunks = st->hit_chunks + st->partial_chunks +
 				     st->miss_chunks;
+	char buf[HUMAN_LEN];
+	uint64_t bps;
 
 	switch (col) {
 	case COL_FILE:
@@ -1287,9 +1308,9 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	case COL_MODE:
 		return total ? NULL : strdup(mode_names[st->mode]);
 	case COL_SIZE:
-		return fmt_u64(st->size);
+		return fmt_size(nb, st->size);
 	case COL_BYTES:
-		return fmt_u64(st->bytes);
+		return fmt_size(nb, st->bytes);
 	case COL_CHUNKS:
 		return fmt_u64(st->chunks);
 	case COL_HIT_CHUNKS:
@@ -1301,45 +1322,49 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 	case COL_UNSUP_CHUNKS:
 		return fmt_u64(st->unsup_chunks);
 	case COL_HIT_BYTES:
-		return fmt_u64(st->hit_bytes);
+		return fmt_size(nb, st->hit_bytes);
 	case COL_PARTIAL_BYTES:
-		return fmt_u64(st->partial_bytes);
+		return fmt_size(nb, st->partial_bytes);
 	case COL_MISS_BYTES:
-		return fmt_u64(st->miss_bytes);
+		return fmt_size(nb, st->miss_bytes);
 	case COL_UNSUP_BYTES:
-		return fmt_u64(st->unsup_bytes);
+		return fmt_size(nb, st->unsup_bytes);
 	case COL_HIT_RATIO:
-		return fmt_ratio(cached, cached + st->miss_bytes);
+		return fmt_ratio(nb, cached, cached + st->miss_bytes);
 	case COL_CHUNK_HIT_RATIO:
-		return fmt_ratio(st->hit_chunks, classified_chunks);
+		return fmt_ratio(nb, st->hit_chunks, classified_chunks);
 	case COL_NOWAIT_P50:
-		return fmt_lat(&st->lat[LAT_NOWAIT], 50);
+		return fmt_lat(nb, &st->lat[LAT_NOWAIT], 50);
 	case COL_NOWAIT_P99:
-		return fmt_lat(&st->lat[LAT_NOWAIT], 99);
+		return fmt_lat(nb, &st->lat[LAT_NOWAIT], 99);
 	case COL_NOWAIT_MAX:
-		return fmt_lat(&st->lat[LAT_NOWAIT], 100);
+		return fmt_lat(nb, &st->lat[LAT_NOWAIT], 100);
 	case COL_EAGAIN_P50:
-		return fmt_lat(&st->lat[LAT_EAGAIN], 50);
+		return fmt_lat(nb, &st->lat[LAT_EAGAIN], 50);
 	case COL_EAGAIN_P99:
-		return fmt_lat(&st->lat[LAT_EAGAIN], 99);
+		return fmt_lat(nb, &st->lat[LAT_EAGAIN], 99);
 	case COL_EAGAIN_MAX:
-		return fmt_lat(&st->lat[LAT_EAGAIN], 100);
+		return fmt_lat(nb, &st->lat[LAT_EAGAIN], 100);
 	case COL_FALLBACK_P50:
-		return fmt_lat(&st->lat[LAT_FALLBACK], 50);
+		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 50);
 	case COL_FALLBACK_P99:
-		return fmt_lat(&st->lat[LAT_FALLBACK], 99);
+		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 99);
 	case COL_FALLBACK_MAX:
-		return fmt_lat(&st->lat[LAT_FALLBACK], 100);
+		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 100);
 	case COL_SECONDS:
+		if (!exact(nb))
+			return fmt_ns(nb, st->ns);
 		return xstrdup_printf("%.6f", (double)st->ns / 1e9);
 	case COL_BPS:
 		if (!st->ns)
 			return NULL;
-		return fmt_u64((uint64_t)((double)st->bytes * 1e9 /
-					  (double)st->ns));
+		bps = (uint64_t)((double)st->bytes * 1e9 / (double)st->ns);
+		if (exact(nb))
+			return fmt_u64(bps);
+		return xstrdup_printf("%s/s", size_to_human(buf, bps));
 	case COL_MISSING:
 		/* unknown (null) when a file could not be probed at all */
-		return st->missing_unknown ? NULL : fmt_u64(st->missing);
+		return st->missing_unknown ? NULL : fmt_size(nb, st->missing);
 	case COL_READAHEAD_ON_MISS:
 		/* libsmartcols' JSON boolean: "0" is false, "1" true */
 		if (nb->json)
@@ -1639,6 +1664,7 @@ int main(int argc, char **argv)
 	enum {
 		OPT_PREFETCH = CHAR_MAX + 1,
 		OPT_RAW,
+		OPT_BYTES,
 	};
 	static const struct option longopts[] = {
 		{ "strategy",	 required_argument, NULL, 's' },
@@ -1653,6 +1679,7 @@ int main(int argc, char **argv)
 		{ "report",	 required_argument, NULL, 'r' },
 		{ "output",	 required_argument, NULL, 'o' },
 		{ "raw",	 no_argument,	    NULL, OPT_RAW },
+		{ "bytes",	 no_argument,	    NULL, OPT_BYTES },
 		{ "noheadings",	 no_argument,	    NULL, 'n' },
 		{ "trace",	 required_argument, NULL, 't' },
 		{ "progress",	 no_argument,	    NULL, 'p' },
@@ -1739,6 +1766,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RAW:
 			nb->raw = true;
+			break;
+		case OPT_BYTES:
+			nb->bytes = true;
 			break;
 		case 'n':
 			nb->noheadings = true;

@@ -28,7 +28,7 @@ teardown() {
 	# nbcat as nobody writes the 16 MiB and says the rest is missing
 	assert_output --regexp $'\nroot: +16777216 +67108864 +/tmp/nbio-demo/data\n'
 	assert_output --regexp $'\nnobody: +67108864 +67108864 +/tmp/nbio-demo/data\n'
-	assert_output --regexp $'\n/tmp/nbio-demo/data +16777216 +50331648 +probe\n'
+	assert_output --regexp $'\n/tmp/nbio-demo/data +16M +48M +probe\n'
 	assert_output --partial "exit status: 2 (2: something was missing); bytes written: 16777216"
 	# loopctl cache: the backing file cached with direct I/O off, not on
 	assert_output --regexp $'\n/dev/loop[0-9]+ +0 +64M +64M .*/data +64M +64M\n'

@@ -22,11 +22,20 @@ teardown() {
 C=$((64 * KiB))
 P=$PAGESIZE
 
+# warm_file SIZE [NBCAT ARG]...: $F cached whole, every chunk a hit.
+warm_file() {
+	local s=$1
+	shift
+	cache_layout "$F" 0 "$s" || return 1
+	nbcat_json "$@" "$F"
+	expect_row "$F" type=file mode=nowait size="$s" bytes="$s" \
+		hit_bytes="$s" partial_chunks=0 miss_chunks=0 missing=0
+}
+
 @test "warm file: every chunk a hit, ratios 1, no EAGAIN or fallback latency" {
 	local s=$((10 * C + 1000))
 	make_file "$F" "$s"
-	cache_layout "$F" 0 "$s"
-	nbcat_json -b 64K -m "$D/missing" "$F"
+	retry_warm warm_file "$s" -b 64K -m "$D/missing"
 	expect_status 0
 	expect_output "$F"
 	expect_row "$F" type=file mode=nowait size="$s" bytes="$s" chunks=11 \
@@ -44,13 +53,12 @@ P=$PAGESIZE
 @test "-b sets the chunk, 256 KiB by default" {
 	local s=$((1 * MiB + 1)) b want
 	make_file "$F" "$s"
-	cache_layout "$F" 0 "$s"
 	for b in default:5 4K:257 128K:9 1M:2 64M:1; do
 		want=${b#*:}
 		if [[ ${b%:*} == default ]]; then
-			nbcat_json "$F"
+			retry_warm warm_file "$s"
 		else
-			nbcat_json -b "${b%:*}" "$F"
+			retry_warm warm_file "$s" -b "${b%:*}"
 		fi
 		expect_status 0
 		expect_row "$F" chunks="$want" hit_chunks="$want" hit_bytes="$s" ||
@@ -111,11 +119,17 @@ cold_files() {
 	expect_ratio total hit_ratio 0
 }
 
+# warm_stdin SIZE: $F cached whole and read from stdin: every chunk a hit.
+warm_stdin() {
+	cache_layout "$F" 0 "$1" || return 1
+	nbcat_json -b 64K <"$F"
+	expect_row @0 hit_bytes="$1" miss_bytes=0
+}
+
 @test "regular file on stdin: classified like a named file (mode nowait)" {
 	local s=$((4 * C + P))
 	make_file "$F" "$s"
-	cache_layout "$F" 0 "$s"
-	nbcat_json -b 64K <"$F"
+	retry_warm warm_stdin "$s"
 	expect_status 0
 	expect_output "$F"
 	expect_row @0 type=file mode=nowait size="$s" bytes="$s" chunks=5 \

@@ -139,14 +139,40 @@ expect_types() {
 	warm b 200
 	nbcat_run --raw -o TYPE,BYTES "$D/a" "$D/b"
 	expect_status 0
-	expect_lines "$D/err" "TYPE BYTES" "file 100" "file 200" "total 300"
+	expect_lines "$D/err" "TYPE BYTES" "file 100B" "file 200B" "total 300B"
 	nbcat_run --raw -n -o FILE,BYTES,HIT_BYTES,MODE "$D/a"
-	expect_lines "$D/err" "$D/a 100 100 nowait"
+	expect_lines "$D/err" "$D/a 100B 100B nowait"
 	nbcat_run --noheadings -o BYTES "$D/a" "$D/b"
 	run -0 cat "$D/err"
 	assert_equal "${#lines[@]}" 3
-	assert_line -n 0 --regexp '^ *100$'
-	assert_line -n 2 --regexp '^ *300$'
+	assert_line -n 0 --regexp '^ *100B$'
+	assert_line -n 2 --regexp '^ *300B$'
+}
+
+@test "numbers for people by default; --bytes and JSON exact" {
+	local s=$((3 * MiB + MiB / 2)) cols want
+	cols=SIZE,BYTES,HIT_BYTES,MISS_BYTES,HIT_RATIO,CHUNK_HIT_RATIO
+	cols+=,NOWAIT_P50_NS,NOWAIT_MAX_NS,SECONDS,BPS,MISSING
+	warm a "$s"
+	nbcat_run --raw -n -o "$cols" "$D/a"
+	expect_status 0
+	run -0 cat "$D/err"
+	assert_output --regexp '^3\.5M 3\.5M 3\.5M 0B 100\.0% 100\.0% [0-9.]+(ns|us|ms) [0-9.]+(ns|us|ms|s) [0-9.]+(ns|us|ms|s) [0-9.]+[BKMGT]/s 0B$'
+	# --bytes: what JSON has, in the same order
+	nbcat_run --raw -n --bytes -o "$cols" "$D/a"
+	expect_status 0
+	read -ra got <"$D/err"
+	assert_equal "${got[*]:0:6}" "$s $s $s 0 1.000000 1.000000"
+	assert_equal "${got[10]}" 0
+	[[ ${got[6]} =~ ^[0-9]+$ && ${got[7]} =~ ^[0-9]+$ && ${got[9]} =~ ^[0-9]+$ ]] ||
+		fail "latency or rate not an integer: ${got[*]}"
+	[[ ${got[8]} =~ ^[0-9]+\.[0-9]{6}$ ]] || fail "seconds: ${got[8]}"
+	# JSON ignores neither --bytes nor its absence: always exact
+	for want in "" --bytes; do
+		nbcat_json $want -o FILE,SIZE,HIT_RATIO,NOWAIT_P50_NS "$D/a"
+		expect_row "$D/a" size="$s" hit_ratio=1
+		[[ $(json_type "$D/a" nowait_p50_ns) == number ]]
+	done
 }
 
 @test "--json --output: only the chosen keys" {
@@ -163,7 +189,7 @@ expect_types() {
 	expect_status 0
 	expect_output "$D/a"
 	expect_lines "$D/err"
-	expect_lines "$D/r.txt" "TYPE BYTES" "file 100"
+	expect_lines "$D/r.txt" "TYPE BYTES" "file 100B"
 	nbcat_run -r "$D/r.json" -J "$D/a"
 	expect_lines "$D/err"
 	run -0 jq -r '.nbcat[0].bytes' "$D/r.json"

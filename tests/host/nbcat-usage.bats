@@ -30,6 +30,7 @@ OPTIONS=(
 	'-r, --report <file>'
 	'-o, --output <list>'
 	'--raw'
+	'--bytes'
 	'-n, --noheadings'
 	'-t, --trace <file>'
 	'-p, --progress'

@@ -168,6 +168,7 @@ struct loopdev_ctx {
 	uint64_t sizelimit;
 	uint32_t sector_size;		/* 0: kernel default */
 	enum loopdev_dio_mode dio;
+	uint64_t back_size;		/* as loopdev_plan() saw it */
 
 	/* read back by loopdev_read_state */
 	struct loopdev_state state;
@@ -194,6 +195,12 @@ int loopdev_set_device(struct loopdev_ctx *lc, const char *name);
 
 /* loopdev_set_device_nr - name /dev/loopN by number. Returns 0, -EINVAL. */
 int loopdev_set_device_nr(struct loopdev_ctx *lc, int nr);
+
+/* The backing file's size as loopdev_plan() measured it. */
+static inline uint64_t loopdev_get_back_size(const struct loopdev_ctx *lc)
+{
+	return lc->back_size;
+}
 
 static inline const char *loopdev_get_path(const struct loopdev_ctx *lc)
 {
@@ -287,6 +294,7 @@ int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size);
  * LOOPDEV_DIO_AUTO only when possible. Touches no loop device. Returns 0,
  * -ENODATA when there is nothing to attach (loopdev_check_extent()),
  * -EOPNOTSUPP for LOOPDEV_DIO_ON when direct I/O is impossible, -errno.
+ * The backing file's size it judged is in loopdev_get_back_size().
  */
 int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d);
 

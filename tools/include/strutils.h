@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * String helpers shared by the CLIs: sizes with binary suffixes and
- * unsigned integers, parsed strictly (no sign, no trailing junk), and
- * text made valid UTF-8 for JSON.
+ * unsigned integers, parsed strictly (no sign, no trailing junk), sizes
+ * and durations printed for people, and text made valid UTF-8 for JSON.
  */
 #ifndef NBIO_STRUTILS_H
 #define NBIO_STRUTILS_H
@@ -34,5 +34,26 @@ int strtou64_strict(const char *str, uint64_t *res);
  * Returns a string to free(), or NULL with errno ENOMEM.
  */
 char *utf8_escape_dup(const char *str);
+
+/* Room for any string size_to_human() or ns_to_human() writes. */
+#define HUMAN_LEN 16
+
+/*
+ * size_to_human - @bytes as lsblk prints sizes: "512B", "64M", "1.5G"
+ * (powers of 1024, one decimal below 10 unless it is 0).
+ * @buf: at least HUMAN_LEN bytes
+ *
+ * Returns @buf.
+ */
+char *size_to_human(char *buf, uint64_t bytes);
+
+/*
+ * ns_to_human - a duration in nanoseconds as "850ns", "8.4us", "12ms" or
+ * "3.5s" (powers of 1000, decimals as size_to_human()).
+ * @buf: at least HUMAN_LEN bytes
+ *
+ * Returns @buf.
+ */
+char *ns_to_human(char *buf, uint64_t ns);
 
 #endif /* NBIO_STRUTILS_H */

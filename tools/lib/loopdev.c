@@ -25,6 +25,7 @@
 #include <linux/fs.h>
 #include <linux/loop.h>
 
+#include "c.h"
 #include "loopdev.h"
 
 /* Linux 5.8; the struct came with it, in the same header. */
@@ -657,7 +658,7 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	lc->want_dio = false;
 	if (lc->back_fd < 0)
 		return -EBADF;
-	rc = loopdev_check_extent(lc->back_fd, lc->offset, NULL);
+	rc = loopdev_check_extent(lc->back_fd, lc->offset, &lc->back_size);
 	if (rc)
 		return rc;
 	if (lc->dio == LOOPDEV_DIO_OFF && !auto_sector) {
@@ -1489,8 +1490,7 @@ int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req)
 	if (backing_id(lc, &dev, &ino) || dev != makedev(ma, mi) ||
 	    (uint64_t)ino != ino_rec)
 		return 0;
-	for (i = LOOPDEV_DIO_OFF; i < sizeof(dio_words) / sizeof(*dio_words);
-	     i++)
+	for (i = LOOPDEV_DIO_OFF; i < ARRAY_SIZE(dio_words); i++)
 		if (!strcmp(word, dio_words[i])) {
 			req->known = true;
 			req->dio = (enum loopdev_dio_mode)i;

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Strict number parsing for command-line options. strtoull() alone
- * accepts "-1", leading blanks and trailing junk; options must not. And
- * file names made valid UTF-8 for JSON output.
+ * accepts "-1", leading blanks and trailing junk; options must not.
+ * Numbers printed for people, and file names made valid UTF-8 for JSON
+ * output.
  */
 #include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "c.h"
 #include "strutils.h"
 
 static int parse_digits(const char *str, uint64_t *res, char **end)
@@ -121,4 +124,50 @@ char *utf8_escape_dup(const char *str)
 	}
 	*o = '\0';
 	return out;
+}
+
+/*
+ * @v in @units[0] as "<n><unit>": scaled by @step while a larger unit is
+ * left, with one decimal below 10 (none when it rounds to .0).
+ */
+static char *to_human(char *buf, uint64_t v, unsigned int step,
+		      const char *const *units, size_t nunits)
+{
+	double d = (double)v;
+	uint64_t tenths, whole;
+	size_t u = 0;
+
+	while (d >= step && u + 1 < nunits) {
+		d /= step;
+		u++;
+	}
+	tenths = (uint64_t)(d * 10 + 0.5);
+	if (u && tenths < 100 && tenths % 10) {
+		snprintf(buf, HUMAN_LEN, "%" PRIu64 ".%" PRIu64 "%s",
+			 tenths / 10, tenths % 10, units[u]);
+		return buf;
+	}
+	whole = u ? (uint64_t)(d + 0.5) : v;
+	if (whole >= step && u + 1 < nunits) {
+		whole = 1;		/* 1023.7K is 1M */
+		u++;
+	}
+	snprintf(buf, HUMAN_LEN, "%" PRIu64 "%s", whole, units[u]);
+	return buf;
+}
+
+char *size_to_human(char *buf, uint64_t bytes)
+{
+	static const char *const units[] = {
+		"B", "K", "M", "G", "T", "P", "E"
+	};
+
+	return to_human(buf, bytes, 1024, units, ARRAY_SIZE(units));
+}
+
+char *ns_to_human(char *buf, uint64_t ns)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+
+	return to_human(buf, ns, 1000, units, ARRAY_SIZE(units));
 }
