@@ -27,6 +27,7 @@
 
 #include "c.h"
 #include "cliutils.h"
+#include "columns.h"
 #include "loopdev.h"
 #include "strutils.h"
 
@@ -988,14 +989,6 @@ static int cmd_why(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* tables: status and cache                                            */
 
-struct colinfo {
-	const char *name;
-	double whint;
-	int flags;
-	int json;
-	const char *help;
-};
-
 enum {
 	COL_NAME,
 	COL_BACK_FILE,
@@ -1016,7 +1009,7 @@ enum {
 	NR_STATUS_COLS = COL_STAT + LOOPDEV_NR_STATS,
 };
 
-static const struct colinfo status_cols[NR_STATUS_COLS] = {
+static const struct cli_colinfo status_cols[NR_STATUS_COLS] = {
 	[COL_NAME]	  = { "NAME", 0.1, 0, SCOLS_JSON_STRING,
 			      "loop device name" },
 	[COL_BACK_FILE]	  = { "BACK-FILE", 0.3, SCOLS_FL_NOEXTREMES,
@@ -1097,7 +1090,7 @@ enum {
 	NR_CACHE_COLS,
 };
 
-static const struct colinfo cache_cols[NR_CACHE_COLS] = {
+static const struct cli_colinfo cache_cols[NR_CACHE_COLS] = {
 	[CCOL_NAME]	   = { "NAME", 0.1, 0, SCOLS_JSON_STRING,
 			       "loop device name" },
 	[CCOL_DIO]	   = { "DIO", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
@@ -1117,27 +1110,16 @@ static const struct colinfo cache_cols[NR_CACHE_COLS] = {
 
 /* Output options shared by status and cache. */
 struct output {
-	const struct colinfo *infos;
+	const struct cli_colinfo *infos;
 	size_t ninfos;
 	int cols[64];
 	size_t ncols;
 	bool json, raw, noheadings, bytes;
 };
 
-static int column_id(const struct output *o, const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < o->ninfos; i++)
-		if (strlen(o->infos[i].name) == len &&
-		    !strncasecmp(o->infos[i].name, name, len))
-			return (int)i;
-	return -1;
-}
-
 static void add_column(struct output *o, int id)
 {
-	if (o->ncols == sizeof(o->cols) / sizeof(o->cols[0]))
+	if (o->ncols == ARRAY_SIZE(o->cols))
 		errx(LOOPCTL_EXIT_FAILURE, "--output: too many columns");
 	o->cols[o->ncols++] = id;
 }
@@ -1145,28 +1127,22 @@ static void add_column(struct output *o, int id)
 /* --output LIST, or +LIST to add to the defaults. */
 static void parse_columns(struct output *o, const char *list, const char *cmd)
 {
-	const char *p = list, *end;
-	int id;
+	const char *bad = NULL;
+	int badlen = 0;
 
-	if (*p == '+')
-		p++;
-	else
-		o->ncols = 0;
-	while (*p) {
-		end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		id = column_id(o, p, (size_t)(end - p));
-		if (id < 0) {
-			warnx("--output: unknown column '%.*s'",
-			      (int)(end - p), p);
-			errtryhelp(cmd);
-		}
-		add_column(o, id);
-		p = *end ? end + 1 : end;
-	}
-	if (!o->ncols)
+	switch (cli_parse_columns(list, o->infos, o->ninfos, o->cols,
+				  &o->ncols, ARRAY_SIZE(o->cols), &bad,
+				  &badlen)) {
+	case 0:
+		return;
+	case -EINVAL:
+		warnx("--output: unknown column '%.*s'", badlen, bad);
+		errtryhelp(cmd);
+	case -E2BIG:
+		errx(LOOPCTL_EXIT_FAILURE, "--output: too many columns");
+	default:
 		errx(LOOPCTL_EXIT_FAILURE, "--output: no columns given");
+	}
 }
 
 /* The table options status and cache share; false if @c is not one. */
@@ -1194,30 +1170,17 @@ static struct libscols_table *new_table(const struct output *o,
 					const char *name, const char *cmd)
 {
 	struct libscols_table *tb;
-	struct libscols_column *cl;
-	const struct colinfo *ci;
-	size_t i;
 
 	if (o->json && o->raw) {
 		warnx("%s: --json and --raw are mutually exclusive", cmd);
 		errtryhelp(cmd);
 	}
-	tb = scols_new_table();
+	tb = cli_new_table(o->infos, o->cols, o->ncols, o->json, o->raw,
+			   o->noheadings);
 	if (!tb)
 		err(LOOPCTL_EXIT_FAILURE, "cannot create a table");
-	scols_table_enable_json(tb, o->json);
-	scols_table_enable_raw(tb, o->raw);
-	scols_table_enable_noheadings(tb, o->noheadings);
 	if (o->json)
 		scols_table_set_name(tb, name);
-	for (i = 0; i < o->ncols; i++) {
-		ci = &o->infos[o->cols[i]];
-		cl = scols_table_new_column(tb, ci->name, ci->whint,
-					    ci->flags);
-		if (!cl)
-			err(LOOPCTL_EXIT_FAILURE, "cannot create a column");
-		scols_column_set_json_type(cl, ci->json);
-	}
 	return tb;
 }
 
@@ -1273,15 +1236,10 @@ static void set_size(const struct output *o, struct libscols_line *ln,
 		set_cell(ln, i, "%s", size_to_human(buf, v));
 }
 
-static void print_columns_help(const struct colinfo *infos, size_t n)
+static void print_columns_help(const struct cli_colinfo *infos, size_t n)
 {
-	size_t i;
-
-	fputs("\nAvailable output columns:\n", stdout);
-	for (i = 0; i < n; i++)
-		printf(" %15s  %s\n", infos[i].name, infos[i].help);
+	cli_print_columns(stdout, "Available output columns", infos, n);
 }
-
 /* Device arguments, or every bound device. Returns a count. */
 static int collect_devices(int argc, char **argv, int **nrs, char ***names)
 {

@@ -27,6 +27,7 @@
 
 #include "c.h"
 #include "cliutils.h"
+#include "columns.h"
 #include "histogram.h"
 #include "pagecache.h"
 #include "strutils.h"
@@ -142,19 +143,11 @@ enum {
 	NR_COLS,
 };
 
-struct colinfo {
-	const char *name;
-	double whint;
-	int flags;
-	int json_type;
-	const char *help;
-};
-
 /* numbers: right aligned, JSON numbers */
 #define NUM(name, help) \
 	{ name, 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, help }
 
-static const struct colinfo infos[NR_COLS] = {
+static const struct cli_colinfo infos[NR_COLS] = {
 	[COL_FILE] = { "FILE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
 		"input file" },
 	[COL_TYPE] = { "TYPE", 5, 0, SCOLS_JSON_STRING,
@@ -270,7 +263,6 @@ struct input {
 static void __attribute__((__noreturn__)) usage(void)
 {
 	FILE *out = stdout;
-	size_t i;
 
 	fputs("Usage:\n", out);
 	fprintf(out, " %s [options] [<file>...]\n",
@@ -302,9 +294,8 @@ static void __attribute__((__noreturn__)) usage(void)
 	fputs(" -h, --help                 display this help\n", out);
 	fputs(" -V, --version              display version\n", out);
 
-	fputs("\nAvailable report columns (for --output):\n", out);
-	for (i = 0; i < NR_COLS; i++)
-		fprintf(out, " %15s  %s\n", infos[i].name, infos[i].help);
+	cli_print_columns(out, "Available report columns (for --output)",
+			  infos, NR_COLS);
 
 	fprintf(out, "\nFor more details see %s(1).\n",
 		program_invocation_short_name);
@@ -1401,29 +1392,15 @@ static void report_add(struct nbcat *nb, const struct stats *st, bool total)
 
 static void report_init(struct nbcat *nb)
 {
-	struct libscols_column *cl;
-	const struct colinfo *ci;
-	size_t i;
-
 	if (nb->quiet)
 		return;
 	scols_init_debug(0);
-	nb->tb = scols_new_table();
+	nb->tb = cli_new_table(infos, nb->columns, nb->ncolumns, nb->json,
+			       nb->raw, nb->noheadings);
 	if (!nb->tb)
 		err(NBCAT_EXIT_FAILURE, "cannot allocate report table");
 	scols_table_set_name(nb->tb, "nbcat");
 	scols_table_set_stream(nb->tb, nb->report_fp ? nb->report_fp : stderr);
-	scols_table_enable_json(nb->tb, nb->json);
-	scols_table_enable_raw(nb->tb, nb->raw);
-	scols_table_enable_noheadings(nb->tb, nb->noheadings);
-	for (i = 0; i < nb->ncolumns; i++) {
-		ci = &infos[nb->columns[i]];
-		cl = scols_table_new_column(nb->tb, ci->name, ci->whint,
-					    ci->flags);
-		if (!cl)
-			err(NBCAT_EXIT_FAILURE, "cannot allocate report column");
-		scols_column_set_json_type(cl, ci->json_type);
-	}
 }
 
 /* @s as a JSON string: quoted, escaped, valid UTF-8. */
@@ -1610,41 +1587,24 @@ done:
 /* ------------------------------------------------------------------ */
 /* options */
 
-static int column_by_name(const char *name, size_t len)
-{
-	int i;
-
-	for (i = 0; i < NR_COLS; i++)
-		if (strlen(infos[i].name) == len &&
-		    !strncasecmp(infos[i].name, name, len))
-			return i;
-	return -1;
-}
-
 static void parse_columns(struct nbcat *nb, const char *list)
 {
-	const char *p = list, *end;
-	int col;
+	const char *bad = NULL;
+	int badlen = 0;
 
-	if (*p == '+')
-		p++;		/* append to the default columns */
-	else
-		nb->ncolumns = 0;
-	while (*p) {
-		end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		col = column_by_name(p, (size_t)(end - p));
-		if (col < 0)
-			errx(NBCAT_EXIT_FAILURE, "unknown column: '%.*s'",
-			     (int)(end - p), p);
-		if (nb->ncolumns == ARRAY_SIZE(nb->columns))
-			errx(NBCAT_EXIT_FAILURE, "too many columns: '%s'", list);
-		nb->columns[nb->ncolumns++] = col;
-		p = *end ? end + 1 : end;
-	}
-	if (!nb->ncolumns)
+	switch (cli_parse_columns(list, infos, NR_COLS, nb->columns,
+				  &nb->ncolumns, ARRAY_SIZE(nb->columns),
+				  &bad, &badlen)) {
+	case 0:
+		return;
+	case -EINVAL:
+		errx(NBCAT_EXIT_FAILURE, "unknown column: '%.*s'", badlen,
+		     bad);
+	case -E2BIG:
+		errx(NBCAT_EXIT_FAILURE, "too many columns: '%s'", list);
+	default:
 		errx(NBCAT_EXIT_FAILURE, "no columns: '%s'", list);
+	}
 }
 
 static uint64_t parse_num(const char *arg, const char *what, bool size,
