@@ -82,15 +82,7 @@ static int exit_code_of(int rc)
 
 static void __attribute__((__noreturn__)) errtryhelp(const char *cmd)
 {
-	fprintf(stderr, "Try 'loopctl %s%s--help' for more information.\n",
-		cmd ? cmd : "", cmd ? " " : "");
-	exit(LOOPCTL_EXIT_FAILURE);
-}
-
-static void __attribute__((__noreturn__)) print_version(void)
-{
-	printf("loopctl from %s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-	exit(LOOPCTL_EXIT_OK);
+	cli_errtryhelp(cmd, LOOPCTL_EXIT_FAILURE);
 }
 
 /* CAP_SYS_ADMIN in the effective set, from /proc/self/status. */
@@ -1847,7 +1839,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		usage();
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
-		print_version();
+		cli_print_version();
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (strcmp(argv[1], cmds[i].name))
 			continue;

@@ -304,11 +304,8 @@ static void __attribute__((__noreturn__)) usage(void)
 
 static void __attribute__((__noreturn__)) try_help(void)
 {
-	fprintf(stderr, "Try '%s --help' for more information.\n",
-		program_invocation_short_name);
-	exit(NBCAT_EXIT_FAILURE);
+	cli_errtryhelp(NULL, NBCAT_EXIT_FAILURE);
 }
-
 /* ------------------------------------------------------------------ */
 /* output */
 
@@ -1742,9 +1739,7 @@ int main(int argc, char **argv)
 		case 'h':
 			usage();
 		case 'V':
-			printf("%s from %s %s\n", program_invocation_short_name,
-			       PACKAGE_NAME, PACKAGE_VERSION);
-			return NBCAT_EXIT_SUCCESS;
+			cli_print_version();
 		default:
 			try_help();
 		}

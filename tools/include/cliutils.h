@@ -73,4 +73,14 @@ int cli_file_id_path(const char *path, struct cli_file_id *id);
 int cli_open_side_file(const char *path, const struct cli_file_id *avoid,
 		       size_t n, struct cli_file_id *id, size_t *clash);
 
+/*
+ * cli_errtryhelp - "Try '<program> [<cmd> ]--help' for more information."
+ * on standard error, then exit(@status). @cmd: a subcommand, or NULL.
+ */
+void __attribute__((__noreturn__)) cli_errtryhelp(const char *cmd,
+						   int status);
+
+/* cli_print_version - "<program> from <package> <version>", exit(0). */
+void __attribute__((__noreturn__)) cli_print_version(void);
+
 #endif /* NBIO_CLIUTILS_H */

@@ -120,3 +120,17 @@ fail:
 	close(fd);
 	return rc;
 }
+
+void cli_errtryhelp(const char *cmd, int status)
+{
+	fprintf(stderr, "Try '%s %s%s--help' for more information.\n",
+		program_invocation_short_name, cmd ? cmd : "", cmd ? " " : "");
+	exit(status);
+}
+
+void cli_print_version(void)
+{
+	printf("%s from %s %s\n", program_invocation_short_name,
+	       PACKAGE_NAME, PACKAGE_VERSION);
+	exit(EXIT_SUCCESS);
+}
