@@ -926,16 +926,11 @@ static int cmd_why(int argc, char **argv)
 			    LOOPCTL_EXIT_FAILURE, "%s", cli_name(obj));
 		d.offset = lc.offset;
 		if (loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
-			rc = loopdev_check_dio(fd, &d);
-			if (!rc)
-				d.sector_size = d.best_sector ?
-					d.best_sector : LOOPDEV_SECTOR_MIN;
+			rc = loopdev_check_dio_auto(fd, &d);
 		} else {
 			d.sector_size = lc.sector_size;
-			rc = 0;
-		}
-		if (!rc)
 			rc = loopdev_check_dio(fd, &d);
+		}
 		if (!rc)
 			rc = loopdev_check_extent(fd, d.offset, &size);
 		if (rc == -ENODATA) {

@@ -269,6 +269,22 @@ int loopdev_open_backing(struct loopdev_ctx *lc, const char *path);
 int loopdev_check_dio(int fd, struct loopdev_dio *d);
 
 /*
+ * loopdev_auto_sector - the sector size LOOPDEV_FL_SECTOR_AUTO picks from
+ * an analysis: the smallest that allows direct I/O, else 512.
+ */
+static inline uint32_t loopdev_auto_sector(const struct loopdev_dio *d)
+{
+	return d->best_sector ? d->best_sector : LOOPDEV_SECTOR_MIN;
+}
+
+/*
+ * loopdev_check_dio_auto - loopdev_check_dio() at the sector size
+ * loopdev_auto_sector() picks (@d->sector_size is set to it).
+ * Returns as loopdev_check_dio().
+ */
+int loopdev_check_dio_auto(int fd, struct loopdev_dio *d);
+
+/*
  * loopdev_backing_size - the size in bytes of a regular file or a block
  * device (BLKGETSIZE64), by descriptor.
  * Returns 0, -EINVAL for any other type, or -errno.

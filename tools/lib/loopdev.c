@@ -617,6 +617,18 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 	return 0;
 }
 
+int loopdev_check_dio_auto(int fd, struct loopdev_dio *d)
+{
+	int rc;
+
+	d->sector_size = 0;
+	rc = loopdev_check_dio(fd, d);
+	if (rc)
+		return rc;
+	d->sector_size = loopdev_auto_sector(d);
+	return loopdev_check_dio(fd, d);
+}
+
 int loopdev_backing_size(int fd, uint64_t *size)
 {
 	struct stat st;
@@ -666,20 +678,16 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 		return 0;
 	}
 	d->offset = lc->offset;
-	d->sector_size = auto_sector ? 0 : lc->sector_size;
-	rc = loopdev_check_dio(lc->back_fd, d);
-	if (rc)
-		return rc;
 	if (auto_sector) {
-		/* Smallest size that allows direct I/O; 512 when nothing
-		 * does. Evaluate again with it. */
-		lc->sector_size = d->best_sector ? d->best_sector :
-						   LOOPDEV_SECTOR_MIN;
+		rc = loopdev_check_dio_auto(lc->back_fd, d);
+		if (!rc)
+			lc->sector_size = d->sector_size;
+	} else {
 		d->sector_size = lc->sector_size;
 		rc = loopdev_check_dio(lc->back_fd, d);
-		if (rc)
-			return rc;
 	}
+	if (rc)
+		return rc;
 	lc->planned = true;
 	if (lc->dio == LOOPDEV_DIO_OFF)
 		return 0;
@@ -1165,8 +1173,7 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 		rc = dio_for_sector(lc, 0, d);
 		if (rc)
 			return rc;
-		new_sector = d->best_sector ? d->best_sector :
-					      LOOPDEV_SECTOR_MIN;
+		new_sector = loopdev_auto_sector(d);
 	} else {
 		new_sector = lc->sector_size ? lc->sector_size : old_sector;
 	}
