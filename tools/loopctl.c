@@ -856,10 +856,9 @@ static int cmd_why(int argc, char **argv)
 	struct loopdev_request req;
 	struct loopdev_ctx lc;
 	struct loopdev_dio d;
-	bool have_offset = false, have_sector = false, is_loop = false;
+	bool have_offset = false, have_sector = false, is_loop;
 	uint64_t size = 0;
 	const char *obj;
-	struct stat st;
 	int c, fd, rc;
 
 	loopdev_init(&lc);
@@ -883,12 +882,7 @@ static int cmd_why(int argc, char **argv)
 	check_operands(argc, argv, 1, 1, "why", "file or device");
 	obj = argv[optind];
 
-	if (stat(obj, &st) == 0 && S_ISBLK(st.st_mode) &&
-	    major(st.st_rdev) == LOOPDEV_MAJOR)
-		is_loop = true;
-	else if (!strchr(obj, '/') && !strncmp(obj, "loop", 4) &&
-		 stat(obj, &st) < 0)
-		is_loop = true;		/* "loop0" */
+	is_loop = loopdev_is_device_name(obj);
 
 	memset(&d, 0, sizeof(d));
 	if (is_loop) {

@@ -193,6 +193,13 @@ void loopdev_deinit(struct loopdev_ctx *lc);
  */
 int loopdev_set_device(struct loopdev_ctx *lc, const char *name);
 
+/*
+ * loopdev_is_device_name - does @obj name a loop device rather than a
+ * file? A path to a block device of major 7, or a bare "loopN" that is
+ * no file in the current directory (loopdev_set_device() accepts it).
+ */
+bool loopdev_is_device_name(const char *obj);
+
 /* loopdev_set_device_nr - name /dev/loopN by number. Returns 0, -EINVAL. */
 int loopdev_set_device_nr(struct loopdev_ctx *lc, int nr);
 

@@ -260,6 +260,15 @@ int loopdev_set_device_nr(struct loopdev_ctx *lc, int nr)
 	return 0;
 }
 
+bool loopdev_is_device_name(const char *obj)
+{
+	struct stat st;
+
+	if (!stat(obj, &st))
+		return S_ISBLK(st.st_mode) && major(st.st_rdev) == LOOPDEV_MAJOR;
+	return !strchr(obj, '/') && !strncmp(obj, "loop", 4);
+}
+
 int loopdev_set_device(struct loopdev_ctx *lc, const char *name)
 {
 	char path[PATH_MAX], link[PATH_MAX], buf[PATH_MAX];
