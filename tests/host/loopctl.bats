@@ -226,15 +226,15 @@ odirect_works() {
 	assert_output ""
 }
 
-@test "man page lists every exit code loopctl.c defines" {
+@test "man page lists every exit code loopctl.h defines" {
 	local code n=0
 	while read -r code; do
 		grep -A1 '^\.TP$' "$MAN" | grep -qx "\.B $code" ||
 			fail "exit code $code is not in EXIT STATUS"
 		n=$((n + 1))
 	done < <(sed -n 's/^\tLOOPCTL_EXIT_[A-Z_]*\t*= \([0-9]\+\),.*/\1/p' \
-		"$NBIO_SRCDIR/tools/loopctl.c")
-	((n >= 6)) || fail "only $n exit codes found in loopctl.c"
+		"$NBIO_SRCDIR/tools/loopctl/loopctl.h")
+	((n >= 6)) || fail "only $n exit codes found in loopctl.h"
 }
 
 # --------------------------------------------------------------------

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * loopctl cache: the page cache of loop devices and their backing files.
+ */
+#include "loopctl.h"
+
+enum {
+	CCOL_NAME,
+	CCOL_DIO,
+	CCOL_SIZE,
+	CCOL_CACHED,
+	CCOL_BACK_FILE,
+	CCOL_BACK_SIZE,
+	CCOL_BACK_CACHED,
+	NR_CACHE_COLS,
+};
+
+static const struct cli_colinfo cache_cols[NR_CACHE_COLS] = {
+	[CCOL_NAME]	   = { "NAME", 0.1, 0, SCOLS_JSON_STRING,
+			       "loop device name" },
+	[CCOL_DIO]	   = { "DIO", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+			       "direct I/O in effect" },
+	[CCOL_SIZE]	   = { "SIZE", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			       "device size" },
+	[CCOL_CACHED]	   = { "CACHED", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			       "device data in the page cache" },
+	[CCOL_BACK_FILE]   = { "BACK-FILE", 0.3, SCOLS_FL_NOEXTREMES,
+			       SCOLS_JSON_STRING, "backing file" },
+	[CCOL_BACK_SIZE]   = { "BACK-SIZE", 5, SCOLS_FL_RIGHT,
+			       SCOLS_JSON_NUMBER, "backing file size" },
+	[CCOL_BACK_CACHED] = { "BACK-CACHED", 5, SCOLS_FL_RIGHT,
+			       SCOLS_JSON_NUMBER,
+			       "backing file data in the page cache" },
+};
+
+static void __attribute__((__noreturn__)) usage_cache(void)
+{
+	fputs("Usage:\n"
+	      " loopctl cache [options] [<device>...]\n"
+	      "\n"
+	      "Show how much of each loop device and of its backing file is in the page\n"
+	      "cache (the double cache that direct I/O avoids): the given devices, or\n"
+	      "all bound ones.\n"
+	      "\n"
+	      "Options:\n"
+	      " -b, --bytes               print sizes in bytes\n"
+	      " -J, --json                use JSON output format\n"
+	      "     --raw                 use raw output format\n"
+	      " -n, --noheadings          do not print headings\n"
+	      " -O, --output <list>       the columns to show (+<list> adds to the\n"
+	      "                             default ones)\n"
+	      " -h, --help                display this help\n", stdout);
+	print_columns_help(cache_cols, NR_CACHE_COLS);
+	exit(LOOPCTL_EXIT_OK);
+}
+
+int cmd_cache(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "bytes",      no_argument,       NULL, 'b' },
+		{ "json",       no_argument,       NULL, 'J' },
+		{ "raw",        no_argument,       NULL, OPT_RAW },
+		{ "noheadings", no_argument,       NULL, 'n' },
+		{ "output",     required_argument, NULL, 'O' },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct output o = { .infos = cache_cols, .ninfos = NR_CACHE_COLS };
+	struct libscols_table *tb;
+	struct libscols_line *ln;
+	struct loopdev_cache cc;
+	struct loopdev_ctx lc;
+	int c, i, n, rc, *nrs = NULL;
+	char **names;
+	size_t k;
+
+	for (k = 0; k < NR_CACHE_COLS; k++)
+		o.cols[o.ncols++] = (int)k;
+	while ((c = getopt_long(argc, argv, "bJnO:h", longopts, NULL)) != -1) {
+		if (output_option(&o, c, optarg, "cache"))
+			continue;
+		switch (c) {
+		case 'b':
+			o.bytes = true;
+			break;
+		case 'h':
+			usage_cache();
+		default:
+			errtryhelp("cache");
+		}
+	}
+	tb = new_table(&o, "loopcache", "cache");
+	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
+	for (i = 0; i < n; i++) {
+		loopdev_init(&lc);
+		if (!pick_device(&lc, i, nrs, names))
+			continue;
+		rc = check_access(lc.path, R_OK,
+				  "reading a loop device's cache");
+		if (rc) {
+			set_exit(rc);
+			loopdev_deinit(&lc);
+			continue;
+		}
+		rc = loopdev_cache(&lc, &cc);
+		if (rc) {
+			set_exit(report(loopdev_get_path(&lc), rc, "cache"));
+			loopdev_deinit(&lc);
+			continue;
+		}
+		ln = scols_table_new_line(tb, NULL);
+		if (!ln)
+			err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
+		for (k = 0; k < o.ncols; k++) {
+			switch (o.cols[k]) {
+			case CCOL_NAME:
+				set_cell(ln, k, "%s", loopdev_get_path(&lc));
+				break;
+			case CCOL_DIO:
+				set_bool(ln, k, lc.state.dio);
+				break;
+			case CCOL_SIZE:
+				set_size(&o, ln, k, cc.dev_size);
+				break;
+			case CCOL_CACHED:
+				set_size(&o, ln, k, cc.dev_cached);
+				break;
+			case CCOL_BACK_FILE:
+				set_name(&o, ln, k, lc.state.back_file);
+				break;
+			case CCOL_BACK_SIZE:
+				if (cc.back_known)
+					set_size(&o, ln, k, cc.back_size);
+				break;
+			case CCOL_BACK_CACHED:
+				if (cc.back_known)
+					set_size(&o, ln, k, cc.back_cached);
+				break;
+			}
+		}
+		loopdev_deinit(&lc);
+	}
+	print_table(tb, &o);
+	free(nrs);
+	return exit_status;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * loopctl's own layer over tools/lib/loopdev.c: exit codes, the
+ * messages and checks every command shares (common.c), and the table
+ * output of status and cache (output.c). Each command is a file.
+ */
+#ifndef NBIO_LOOPCTL_H
+#define NBIO_LOOPCTL_H
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libsmartcols.h>
+
+#include "c.h"
+#include "cliutils.h"
+#include "columns.h"
+#include "loopdev.h"
+#include "strutils.h"
+
+/* Exit status, listed in loopctl(8) EXIT STATUS. */
+enum {
+	LOOPCTL_EXIT_OK		= 0,	/* done (why: direct I/O can work) */
+	LOOPCTL_EXIT_FAILURE	= 1,	/* bad usage or any other error */
+	LOOPCTL_EXIT_NOT_LOOP	= 2,	/* not a loop device, or not bound */
+	LOOPCTL_EXIT_NO_DIO	= 3,	/* direct I/O impossible */
+	LOOPCTL_EXIT_PERM	= 4,	/* permission denied */
+	LOOPCTL_EXIT_BUSY	= 5,	/* busy, no free device, deferred */
+	LOOPCTL_EXIT_NO_DATA	= 6,	/* empty file, offset past its end */
+};
+
+/* Long-only options, numbered past every char. */
+enum {
+	OPT_DIRECT_IO = CHAR_MAX + 1,
+	OPT_SIZELIMIT,
+	OPT_AUTOCLEAR,
+	OPT_RAW,
+	OPT_OUTPUT_ALL,
+	OPT_REMOVE,
+};
+
+/* The first failure's exit code (set_exit()), and the command's name. */
+extern int exit_status;
+extern const char *cmd_name;	/* "status" or "list", for messages */
+
+/* common.c */
+void set_exit(int code);
+int exit_code_of(int rc);
+void __attribute__((__noreturn__)) errtryhelp(const char *cmd);
+bool has_cap_sys_admin(void);
+int check_access(const char *path, int mode, const char *what);
+void require_access(const char *path, int mode, const char *what);
+int report(const char *obj, int rc, const char *what);
+int device_error(const char *name, int rc);
+void set_device_or_die(struct loopdev_ctx *lc, const char *name);
+enum loopdev_dio_mode parse_dio(const char *arg, const char *cmd);
+uint64_t parse_bytes(const char *arg, const char *opt);
+void parse_sector(struct loopdev_ctx *lc, const char *arg);
+const char *dio_word(enum loopdev_dio_mode m);
+const char *bdev_label(const struct loopdev_dio *d, char *buf,
+		       size_t len);
+void short_reasons(const struct loopdev_dio *d, char *buf, size_t len);
+void explain(FILE *out, const char *obj, const struct loopdev_dio *d,
+	     bool to_stderr);
+void explain_warnings(FILE *out, const char *obj,
+		      const struct loopdev_dio *d, bool to_stderr);
+void nothing_to_attach(uint64_t size, const char *file,
+		       uint64_t offset, bool to_stderr);
+void check_operands(int argc, char **argv, int min, int max,
+		    const char *cmd, const char *what);
+
+/* output.c: tables of status and cache */
+/* Output options shared by status and cache. */
+struct output {
+	const struct cli_colinfo *infos;
+	size_t ninfos;
+	int cols[64];
+	size_t ncols;
+	bool json, raw, noheadings, bytes;
+};
+
+void add_column(struct output *o, int id);
+void parse_columns(struct output *o, const char *list, const char *cmd);
+bool output_option(struct output *o, int c, const char *arg,
+		   const char *cmd);
+struct libscols_table *new_table(const struct output *o,
+				 const char *name, const char *cmd);
+void print_table(struct libscols_table *tb, const struct output *o);
+void set_cell(struct libscols_line *ln, size_t i, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void set_name(const struct output *o, struct libscols_line *ln,
+	      size_t i, const char *name);
+void set_bool(struct libscols_line *ln, size_t i, bool v);
+void set_size(const struct output *o, struct libscols_line *ln,
+	      size_t i, uint64_t v);
+void print_columns_help(const struct cli_colinfo *infos, size_t n);
+int collect_devices(int argc, char **argv, int **nrs, char ***names);
+bool pick_device(struct loopdev_ctx *lc, int i, int *nrs, char **names);
+
+/* one function a command, each in its own file */
+int cmd_attach(int argc, char **argv);
+int cmd_why(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+
+#endif /* NBIO_LOOPCTL_H */

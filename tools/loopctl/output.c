@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The tables of status and cache: --output, JSON, raw, and the cells.
+ */
+#include "loopctl.h"
+
+void add_column(struct output *o, int id)
+{
+	if (o->ncols == ARRAY_SIZE(o->cols))
+		errx(LOOPCTL_EXIT_FAILURE, "--output: too many columns");
+	o->cols[o->ncols++] = id;
+}
+
+/* --output LIST, or +LIST to add to the defaults. */
+void parse_columns(struct output *o, const char *list, const char *cmd)
+{
+	const char *bad = NULL;
+	int badlen = 0;
+
+	switch (cli_parse_columns(list, o->infos, o->ninfos, o->cols,
+				  &o->ncols, ARRAY_SIZE(o->cols), &bad,
+				  &badlen)) {
+	case 0:
+		return;
+	case -EINVAL:
+		warnx("--output: unknown column '%.*s'", badlen, bad);
+		errtryhelp(cmd);
+	case -E2BIG:
+		errx(LOOPCTL_EXIT_FAILURE, "--output: too many columns");
+	default:
+		errx(LOOPCTL_EXIT_FAILURE, "--output: no columns given");
+	}
+}
+
+/* The table options status and cache share; false if @c is not one. */
+bool output_option(struct output *o, int c, const char *arg,
+		   const char *cmd)
+{
+	switch (c) {
+	case 'J':
+		o->json = true;
+		return true;
+	case OPT_RAW:
+		o->raw = true;
+		return true;
+	case 'n':
+		o->noheadings = true;
+		return true;
+	case 'O':
+		parse_columns(o, arg, cmd);
+		return true;
+	}
+	return false;
+}
+
+struct libscols_table *new_table(const struct output *o,
+				 const char *name, const char *cmd)
+{
+	struct libscols_table *tb;
+
+	if (o->json && o->raw) {
+		warnx("%s: --json and --raw are mutually exclusive", cmd);
+		errtryhelp(cmd);
+	}
+	tb = cli_new_table(o->infos, o->cols, o->ncols, o->json, o->raw,
+			   o->noheadings);
+	if (!tb)
+		err(LOOPCTL_EXIT_FAILURE, "cannot create a table");
+	if (o->json)
+		scols_table_set_name(tb, name);
+	return tb;
+}
+
+/* Print and free @tb: JSON always (an empty list is an answer), a table
+ * only when it has lines. */
+void print_table(struct libscols_table *tb, const struct output *o)
+{
+	if (o->json || scols_table_get_nlines(tb))
+		scols_print_table(tb);
+	scols_unref_table(tb);
+}
+
+void set_cell(struct libscols_line *ln, size_t i, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0 || scols_line_refer_data(ln, i, s))
+		err(LOOPCTL_EXIT_FAILURE, "cannot fill a table cell");
+}
+
+/* A file name: bytes, but JSON strings must be valid UTF-8. */
+void set_name(const struct output *o, struct libscols_line *ln,
+	      size_t i, const char *name)
+{
+	char *s = o->json ? utf8_escape_dup(name) : strdup(name);
+
+	if (!s || scols_line_refer_data(ln, i, s))
+		err(LOOPCTL_EXIT_FAILURE, "cannot fill a table cell");
+}
+
+void set_bool(struct libscols_line *ln, size_t i, bool v)
+{
+	set_cell(ln, i, "%d", v ? 1 : 0);
+}
+
+/* "1.5G" like lsblk, or bytes. */
+void set_size(const struct output *o, struct libscols_line *ln,
+	      size_t i, uint64_t v)
+{
+	char buf[HUMAN_LEN];
+
+	if (o->bytes || o->json)
+		set_cell(ln, i, "%" PRIu64, v);
+	else
+		set_cell(ln, i, "%s", size_to_human(buf, v));
+}
+
+void print_columns_help(const struct cli_colinfo *infos, size_t n)
+{
+	cli_print_columns(stdout, "Available output columns", infos, n);
+}
+/* Device arguments, or every bound device. Returns a count. */
+int collect_devices(int argc, char **argv, int **nrs, char ***names)
+{
+	int n;
+
+	*names = NULL;
+	*nrs = NULL;
+	if (argc > 0) {
+		*names = argv;
+		return argc;
+	}
+	n = loopdev_bound_list(nrs);
+	if (n < 0)
+		errx(LOOPCTL_EXIT_FAILURE, "/sys/block: %s", strerror(-n));
+	return n;
+}
+
+/* Name the i-th device of collect_devices(); false to skip it. */
+bool pick_device(struct loopdev_ctx *lc, int i, int *nrs, char **names)
+{
+	int rc;
+
+	if (!names)
+		return loopdev_set_device_nr(lc, nrs[i]) == 0;
+	rc = loopdev_set_device(lc, names[i]);
+	if (rc) {
+		set_exit(device_error(names[i], rc));
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * loopctl set: direct I/O and sector size of a bound device, changed
+ * live, with the result read back.
+ */
+#include "loopctl.h"
+
+static void __attribute__((__noreturn__)) usage_set(void)
+{
+	fputs("Usage:\n"
+	      " loopctl set [options] <device>\n"
+	      "\n"
+	      "Change direct I/O and the sector size of a bound loop device, live.\n"
+	      "At least one of the two options is needed.\n"
+	      "\n"
+	      "Options:\n"
+	      "     --direct-io[=<mode>]  direct I/O: on, auto or off (alone: on;\n"
+	      "                             default: keep it as it is)\n"
+	      " -b, --sector-size <size>  logical sector size: a power of two from 512\n"
+	      "                             to the page size, or auto\n"
+	      " -q, --quiet               do not warn when direct I/O stays off\n"
+	      " -h, --help                display this help\n", stdout);
+	exit(LOOPCTL_EXIT_OK);
+}
+
+int cmd_set(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "direct-io",   optional_argument, NULL, OPT_DIRECT_IO },
+		{ "sector-size", required_argument, NULL, 'b' },
+		{ "quiet",       no_argument,       NULL, 'q' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct loopdev_ctx lc;
+	struct loopdev_dio d;
+	const char *dev;
+	bool quiet = false;
+	int c, rc;
+
+	loopdev_init(&lc);
+	loopdev_set_dio(&lc, LOOPDEV_DIO_KEEP);
+	while ((c = getopt_long(argc, argv, "b:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DIRECT_IO:
+			loopdev_set_dio(&lc, parse_dio(optarg, "set"));
+			break;
+		case 'b':
+			parse_sector(&lc, optarg);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage_set();
+		default:
+			errtryhelp("set");
+		}
+	}
+	check_operands(argc, argv, 1, 1, "set", "device");
+	if (lc.dio == LOOPDEV_DIO_KEEP && !lc.sector_size &&
+	    !loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
+		warnx("set: nothing to change: give --direct-io or "
+		      "--sector-size");
+		errtryhelp("set");
+	}
+	dev = argv[optind];
+	set_device_or_die(&lc, dev);
+	require_access(lc.path, R_OK | W_OK, "changing a loop device");
+
+	rc = loopdev_open(&lc, O_RDWR);
+	if (rc == -EROFS || rc == -EACCES)
+		rc = loopdev_open(&lc, O_RDONLY);	/* a read-only device */
+	if (rc)
+		exit(report(dev, rc, "open"));
+	rc = loopdev_retune(&lc, &d);
+	if (rc == -EOPNOTSUPP) {
+		if (d.sector_used && !loopdev_dio_possible(&d)) {
+			warnx("%s: direct I/O %s, nothing changed:", dev,
+			      lc.dio == LOOPDEV_DIO_KEEP ?
+			      "would be turned off by this sector size" :
+			      "is impossible");
+			explain(stderr, dev, &d, true);
+		} else {
+			warnx("%s: the kernel refused direct I/O (EINVAL), "
+			      "nothing changed", dev);
+		}
+		exit(LOOPCTL_EXIT_NO_DIO);
+	}
+	if (rc)
+		exit(report(dev, rc, "set"));
+	if (lc.dio == LOOPDEV_DIO_AUTO && !lc.state.dio && !quiet) {
+		warnx("%s: direct I/O stays off:", dev);
+		if (d.sector_used && !loopdev_dio_possible(&d))
+			explain(stderr, dev, &d, true);
+		else
+			warnx("%s: the kernel refused it (EINVAL)", dev);
+	}
+	if (lc.dio != LOOPDEV_DIO_KEEP)
+		loopdev_save_request(&lc, lc.dio);
+	loopdev_deinit(&lc);
+	return LOOPCTL_EXIT_OK;
+}

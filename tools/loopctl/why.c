@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * loopctl why: whether direct I/O can work for a file or a device, and
+ * what to change when it cannot.
+ */
+#include "loopctl.h"
+
+static void __attribute__((__noreturn__)) usage_why(void)
+{
+	fputs("Usage:\n"
+	      " loopctl why [options] <file>|<device>\n"
+	      "\n"
+	      "Explain whether direct I/O can work for <file> with the given offset and\n"
+	      "sector size, or for a bound loop <device> as it is set up, and if not,\n"
+	      "why and what to do. Opens no loop device.\n"
+	      "\n"
+	      "Options:\n"
+	      " -b, --sector-size <size>  logical sector size: a power of two from 512\n"
+	      "                             to the page size, or auto\n"
+	      " -o, --offset <bytes>      start at this offset in <file>\n"
+	      " -h, --help                display this help\n", stdout);
+	exit(LOOPCTL_EXIT_OK);
+}
+
+static void print_facts(const char *obj, const struct loopdev_dio *d)
+{
+	char dev[96];
+
+	printf("  file system:    %s\n", d->fstype);
+	if (d->odirect_errno)
+		printf("  O_DIRECT:       refused (%s)\n",
+		       strerror(d->odirect_errno));
+	else
+		printf("  O_DIRECT:       accepted\n");
+	if (!d->has_dioalign)
+		printf("  STATX_DIOALIGN: not reported\n");
+	else if (!d->dio_offset_align)
+		printf("  STATX_DIOALIGN: no direct I/O for this file\n");
+	else
+		printf("  STATX_DIOALIGN: offset %u, memory %u\n",
+		       d->dio_offset_align, d->dio_mem_align);
+	if (d->bdev_lbs)
+		printf("  block device:   %s, logical block size %u\n",
+		       bdev_label(d, dev, sizeof(dev)), d->bdev_lbs);
+	else
+		printf("  block device:   none (the kernel checks no block "
+		       "size)\n");
+	printf("  sector size:    %u%s\n", d->sector_used,
+	       d->sector_size ? "" : " (what the kernel picks by default)");
+	printf("  offset:         %" PRIu64 "\n", d->offset);
+	(void)obj;
+}
+
+int cmd_why(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "sector-size", required_argument, NULL, 'b' },
+		{ "offset",      required_argument, NULL, 'o' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct loopdev_request req;
+	struct loopdev_ctx lc;
+	struct loopdev_dio d;
+	bool have_offset = false, have_sector = false, is_loop;
+	uint64_t size = 0;
+	const char *obj;
+	int c, fd, rc;
+
+	loopdev_init(&lc);
+	while ((c = getopt_long(argc, argv, "b:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			parse_sector(&lc, optarg);
+			have_sector = true;
+			break;
+		case 'o':
+			loopdev_set_offset(&lc, parse_bytes(optarg,
+							    "--offset"));
+			have_offset = true;
+			break;
+		case 'h':
+			usage_why();
+		default:
+			errtryhelp("why");
+		}
+	}
+	check_operands(argc, argv, 1, 1, "why", "file or device");
+	obj = argv[optind];
+
+	is_loop = loopdev_is_device_name(obj);
+
+	memset(&d, 0, sizeof(d));
+	if (is_loop) {
+		/* sysfs only: no ioctl, not even an open of the device */
+		if (have_offset || have_sector)
+			errx(LOOPCTL_EXIT_FAILURE, "%s: --offset and "
+			     "--sector-size apply to files; for a device use "
+			     "its own (or try 'loopctl set')", obj);
+		set_device_or_die(&lc, obj);
+		rc = loopdev_read_state(&lc);
+		if (rc)
+			errx(LOOPCTL_EXIT_FAILURE, "%s: %s", obj,
+			     strerror(-rc));
+		if (!lc.state.bound)
+			errx(LOOPCTL_EXIT_NOT_LOOP, "%s: not bound to a file",
+			     obj);
+		loopdev_load_request(&lc, &req);
+		printf("%s: direct I/O is %s (requested: %s), backing file "
+		       "%s\n", obj, lc.state.dio ? "on" : "off",
+		       req.known ? dio_word(req.dio) : "unknown",
+		       lc.state.back_file);
+		rc = loopdev_dio_for_state(&lc, &d);
+		if (rc) {
+			printf("  the backing file cannot be analysed: %s\n",
+			       rc == -ESTALE ? "it was replaced" :
+			       strerror(-rc));
+			loopdev_deinit(&lc);
+			return lc.state.dio ? LOOPCTL_EXIT_OK :
+					      LOOPCTL_EXIT_FAILURE;
+		}
+	} else {
+		fd = open(obj, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			err(errno == EACCES ? LOOPCTL_EXIT_PERM :
+			    LOOPCTL_EXIT_FAILURE, "%s", cli_name(obj));
+		d.offset = lc.offset;
+		if (loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
+			rc = loopdev_check_dio_auto(fd, &d);
+		} else {
+			d.sector_size = lc.sector_size;
+			rc = loopdev_check_dio(fd, &d);
+		}
+		if (!rc)
+			rc = loopdev_check_extent(fd, d.offset, &size);
+		if (rc == -ENODATA) {
+			nothing_to_attach(size, obj, d.offset, false);
+			close(fd);
+			loopdev_deinit(&lc);
+			return LOOPCTL_EXIT_NO_DATA;
+		}
+		close(fd);
+		if (rc == -EINVAL)
+			errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or "
+			     "block device", obj);
+		if (rc)
+			errx(LOOPCTL_EXIT_FAILURE, "%s: %s", obj,
+			     strerror(-rc));
+		if (loopdev_dio_possible(&d))
+			printf("%s: direct I/O can work with sector size %u "
+			       "and offset %" PRIu64 "\n", obj, d.sector_used,
+			       d.offset);
+		else
+			printf("%s: direct I/O cannot work with sector size %u "
+			       "and offset %" PRIu64 "\n", obj, d.sector_used,
+			       d.offset);
+	}
+	print_facts(obj, &d);
+	if (loopdev_dio_possible(&d)) {
+		if (is_loop && !lc.state.dio)
+			printf("  direct I/O is off only because it was not "
+			       "asked for: loopctl set %s --direct-io=on\n",
+			       obj);
+		else if (!is_loop && d.best_sector &&
+			 d.best_sector < d.sector_used)
+			printf("  the smallest sector size that works is %u\n",
+			       d.best_sector);
+	} else {
+		explain(stdout, obj, &d, false);
+	}
+	explain_warnings(stdout, obj, &d, false);
+	loopdev_deinit(&lc);
+	return loopdev_dio_possible(&d) ? LOOPCTL_EXIT_OK : LOOPCTL_EXIT_NO_DIO;
+}
