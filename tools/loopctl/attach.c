@@ -290,7 +290,7 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (rc == -EOPNOTSUPP) {
 		warnx("%s: direct I/O is impossible, nothing attached:", file);
-		explain(stderr, file, &d, true);
+		explain(file, &d, true);
 		exit(LOOPCTL_EXIT_NO_DIO);
 	}
 	if (rc)
@@ -298,10 +298,10 @@ int cmd_attach(int argc, char **argv)
 	if (lc.dio == LOOPDEV_DIO_AUTO && !lc.want_dio && !quiet) {
 		warnx("%s: direct I/O is off, attaching with buffered I/O:",
 		      file);
-		explain(stderr, file, &d, true);
+		explain(file, &d, true);
 	}
 	if (lc.want_dio && !quiet)
-		explain_warnings(stderr, file, &d, true);
+		explain_warnings(file, &d, true);
 
 	if (dry_run) {
 		print_plan(&lc, file, device);

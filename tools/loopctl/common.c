@@ -221,111 +221,172 @@ const char *bdev_label(const struct loopdev_dio *d, char *buf,
 	return buf;
 }
 
-/* One short line per blocking reason, for the DIO-WHY column. */
+/*
+ * Every reason direct I/O is off or degraded, once: its flag, the short
+ * form of the DIO-WHY column, and the long form with what to do. A
+ * blocking reason keeps direct I/O off (explain()); the others are notes
+ * (explain_warnings()).
+ */
+struct dio_reason {
+	unsigned int flag;
+	bool blocking;
+	void (*brief)(char *buf, size_t len, const struct loopdev_dio *d);
+	void (*detail)(char *buf, size_t len, const struct loopdev_dio *d);
+};
+
+static void odirect_brief(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "%s: no O_DIRECT", d->fstype);
+}
+
+static void odirect_detail(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "%s does not support O_DIRECT (%s); move the file "
+		 "to a file system that does (ext4, xfs, btrfs) or use "
+		 "--direct-io=off%s", d->fstype, strerror(d->odirect_errno),
+		 !strcmp(d->fstype, "tmpfs") ?
+		 "; tmpfs supports O_DIRECT from Linux 6.6" : "");
+}
+
+static void sector_brief(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "sector size %u < %s's %u", d->sector_used,
+		 d->bdev_name[0] ? d->bdev_name : "device", d->bdev_lbs);
+}
+
+static void sector_detail(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	char dev[96];
+
+	snprintf(buf, len, "sector size %u is smaller than %u, the logical "
+		 "block size of %s; use --sector-size %u (or auto); note that "
+		 "this changes how a partition table inside the image is read",
+		 d->sector_used, d->bdev_lbs, bdev_label(d, dev, sizeof(dev)),
+		 d->best_sector ? d->best_sector : d->bdev_lbs);
+}
+
+static void offset_brief(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "offset %" PRIu64 " not aligned to %u", d->offset,
+		 d->bdev_lbs);
+}
+
+static void offset_detail(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	char dev[96];
+
+	snprintf(buf, len, "offset %" PRIu64 " is not a multiple of %u, the "
+		 "logical block size of %s; use an offset aligned to %u bytes",
+		 d->offset, d->bdev_lbs, bdev_label(d, dev, sizeof(dev)),
+		 d->bdev_lbs);
+}
+
+static void fs_align_brief(char *buf, size_t len, const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "%s needs %u-byte alignment", d->fstype,
+		 d->dio_offset_align);
+}
+
+static void fs_align_detail(char *buf, size_t len,
+			    const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "%s needs direct I/O aligned to %u bytes "
+		 "(STATX_DIOALIGN) but the sector size is %u and the offset %"
+		 PRIu64 "; use --sector-size %u and an offset aligned to it "
+		 "(the kernel would not check this and the I/O would fail)",
+		 d->fstype, d->dio_offset_align, d->sector_used, d->offset,
+		 d->dio_offset_align);
+}
+
+static void too_large_brief(char *buf, size_t len,
+			    const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "alignment %u > page size", d->required);
+}
+
+static void too_large_detail(char *buf, size_t len,
+			     const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "direct I/O needs %u-byte alignment, more than "
+		 "the largest loop sector size (%u, the page size); use "
+		 "--direct-io=off", d->required, loopdev_sector_max());
+}
+
+static void fs_buffered_detail(char *buf, size_t len,
+			       const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "%s reports no direct I/O support for this file "
+		 "(STATX_DIOALIGN): it accepts O_DIRECT but serves it through "
+		 "the page cache (e.g. ext4 data=journal)", d->fstype);
+}
+
+static void align_unknown_detail(char *buf, size_t len,
+				 const struct loopdev_dio *d)
+{
+	snprintf(buf, len, "%s reports no direct I/O alignment (no "
+		 "STATX_DIOALIGN) and has no block device: neither the kernel "
+		 "nor loopctl can check the alignment", d->fstype);
+}
+
+static const struct dio_reason dio_reasons[] = {
+	{ LOOPDEV_DIO_NO_ODIRECT, true, odirect_brief, odirect_detail },
+	{ LOOPDEV_DIO_SECTOR, true, sector_brief, sector_detail },
+	{ LOOPDEV_DIO_OFFSET, true, offset_brief, offset_detail },
+	{ LOOPDEV_DIO_FS_ALIGN, true, fs_align_brief, fs_align_detail },
+	{ LOOPDEV_DIO_TOO_LARGE, true, too_large_brief, too_large_detail },
+	{ LOOPDEV_DIO_FS_BUFFERED, false, NULL, fs_buffered_detail },
+	{ LOOPDEV_DIO_ALIGN_UNKNOWN, false, NULL, align_unknown_detail },
+};
+
+/* The blocking reasons, short, joined by "; ", for the DIO-WHY column. */
 void short_reasons(const struct loopdev_dio *d, char *buf, size_t len)
 {
+	const struct dio_reason *r;
 	size_t n = 0;
 
 	buf[0] = '\0';
-#define ADD(...) do {							\
-		if (n < len)						\
-			n += (size_t)snprintf(buf + n, len - n, "%s",	\
-					      n ? "; " : "");		\
-		if (n < len)						\
-			n += (size_t)snprintf(buf + n, len - n,		\
-					      __VA_ARGS__);		\
-	} while (0)
-	if (d->reasons & LOOPDEV_DIO_NO_ODIRECT)
-		ADD("%s: no O_DIRECT", d->fstype);
-	if (d->reasons & LOOPDEV_DIO_SECTOR)
-		ADD("sector size %u < %s's %u", d->sector_used,
-		    d->bdev_name[0] ? d->bdev_name : "device", d->bdev_lbs);
-	if (d->reasons & LOOPDEV_DIO_OFFSET)
-		ADD("offset %" PRIu64 " not aligned to %u", d->offset,
-		    d->bdev_lbs);
-	if (d->reasons & LOOPDEV_DIO_FS_ALIGN)
-		ADD("%s needs %u-byte alignment", d->fstype,
-		    d->dio_offset_align);
-	if (d->reasons & LOOPDEV_DIO_TOO_LARGE)
-		ADD("alignment %u > page size", d->required);
-#undef ADD
+	for (r = dio_reasons; r < dio_reasons + ARRAY_SIZE(dio_reasons); r++) {
+		if (!r->blocking || !(d->reasons & r->flag) || n >= len)
+			continue;
+		if (n)
+			n += (size_t)snprintf(buf + n, len - n, "; ");
+		if (n < len) {
+			r->brief(buf + n, len - n, d);
+			n += strlen(buf + n);
+		}
+	}
 }
 
 /*
- * Print why direct I/O cannot work, one reason a line, each with what
- * to do, as "loopctl: OBJ: ..." on stderr (attach, set) or plain lines
- * on stdout (why).
+ * One line a reason of @d that is @blocking or not: "loopctl: OBJ: ..."
+ * on stderr when @warn (attach, set), else "@pfx..." on stdout (why).
  */
-void explain(FILE *out, const char *obj, const struct loopdev_dio *d,
-	     bool to_stderr)
+static void explain_lines(const char *obj, const struct loopdev_dio *d,
+			  bool warn, bool blocking, const char *pfx)
 {
-	const char *pfx = to_stderr ? "loopctl: " : "  ";
-	char dev[96];
+	const struct dio_reason *r;
+	char line[512];
 
-	if (d->reasons & LOOPDEV_DIO_NO_ODIRECT) {
-		fprintf(out, "%s%s%s%s does not support O_DIRECT (%s); move "
-			"the file to a file system that does (ext4, xfs, "
-			"btrfs) or use --direct-io=off%s\n", pfx,
-			to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->fstype, strerror(d->odirect_errno),
-			!strcmp(d->fstype, "tmpfs") ?
-			"; tmpfs supports O_DIRECT from Linux 6.6" : "");
-	}
-	if (d->reasons & LOOPDEV_DIO_SECTOR) {
-		fprintf(out, "%s%s%ssector size %u is smaller than %u, the "
-			"logical block size of %s; use --sector-size %u (or "
-			"auto); note that this changes how a partition table "
-			"inside the image is read\n", pfx,
-			to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->sector_used, d->bdev_lbs,
-			bdev_label(d, dev, sizeof(dev)),
-			d->best_sector ? d->best_sector : d->bdev_lbs);
-	}
-	if (d->reasons & LOOPDEV_DIO_OFFSET) {
-		fprintf(out, "%s%s%soffset %" PRIu64 " is not a multiple of "
-			"%u, the logical block size of %s; use an offset "
-			"aligned to %u bytes\n", pfx,
-			to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->offset, d->bdev_lbs,
-			bdev_label(d, dev, sizeof(dev)), d->bdev_lbs);
-	}
-	if (d->reasons & LOOPDEV_DIO_FS_ALIGN) {
-		fprintf(out, "%s%s%s%s needs direct I/O aligned to %u bytes "
-			"(STATX_DIOALIGN) but the sector size is %u and the "
-			"offset %" PRIu64 "; use --sector-size %u and an "
-			"offset aligned to it (the kernel would not check this "
-			"and the I/O would fail)\n", pfx,
-			to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->fstype, d->dio_offset_align, d->sector_used,
-			d->offset, d->dio_offset_align);
-	}
-	if (d->reasons & LOOPDEV_DIO_TOO_LARGE) {
-		fprintf(out, "%s%s%sdirect I/O needs %u-byte alignment, more "
-			"than the largest loop sector size (%u, the page "
-			"size); use --direct-io=off\n", pfx,
-			to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->required, loopdev_sector_max());
+	for (r = dio_reasons; r < dio_reasons + ARRAY_SIZE(dio_reasons); r++) {
+		if (r->blocking != blocking || !(d->reasons & r->flag))
+			continue;
+		r->detail(line, sizeof(line), d);
+		if (warn)
+			warnx("%s: %s", obj, line);
+		else
+			printf("%s%s\n", pfx, line);
 	}
 }
 
-/* Warnings that do not keep direct I/O off. */
-void explain_warnings(FILE *out, const char *obj,
-		      const struct loopdev_dio *d, bool to_stderr)
+void explain(const char *obj, const struct loopdev_dio *d, bool warn)
 {
-	const char *pfx = to_stderr ? "loopctl: " : "  note: ";
+	explain_lines(obj, d, warn, true, "  ");
+}
 
-	if (d->reasons & LOOPDEV_DIO_FS_BUFFERED)
-		fprintf(out, "%s%s%s%s reports no direct I/O support for this "
-			"file (STATX_DIOALIGN): it accepts O_DIRECT but serves "
-			"it through the page cache (e.g. ext4 data=journal)\n",
-			pfx, to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->fstype);
-	if (d->reasons & LOOPDEV_DIO_ALIGN_UNKNOWN)
-		fprintf(out, "%s%s%s%s reports no direct I/O alignment (no "
-			"STATX_DIOALIGN) and has no block device: neither the "
-			"kernel nor loopctl can check the alignment\n", pfx,
-			to_stderr ? obj : "", to_stderr ? ": " : "",
-			d->fstype);
+void explain_warnings(const char *obj, const struct loopdev_dio *d,
+		      bool warn)
+{
+	explain_lines(obj, d, warn, false, "  note: ");
 }
 
 /*

@@ -73,11 +73,12 @@ void parse_sector(struct loopdev_ctx *lc, const char *arg);
 const char *dio_word(enum loopdev_dio_mode m);
 const char *bdev_label(const struct loopdev_dio *d, char *buf,
 		       size_t len);
+/* Why direct I/O is off: short (DIO-WHY), or one line a reason with
+ * what to do, as warnings on stderr (@warn) or plain lines on stdout. */
 void short_reasons(const struct loopdev_dio *d, char *buf, size_t len);
-void explain(FILE *out, const char *obj, const struct loopdev_dio *d,
-	     bool to_stderr);
-void explain_warnings(FILE *out, const char *obj,
-		      const struct loopdev_dio *d, bool to_stderr);
+void explain(const char *obj, const struct loopdev_dio *d, bool warn);
+void explain_warnings(const char *obj, const struct loopdev_dio *d,
+		      bool warn);
 void nothing_to_attach(uint64_t size, const char *file,
 		       uint64_t offset, bool to_stderr);
 void check_operands(int argc, char **argv, int min, int max,

@@ -80,7 +80,7 @@ int cmd_set(int argc, char **argv)
 			      lc.dio == LOOPDEV_DIO_KEEP ?
 			      "would be turned off by this sector size" :
 			      "is impossible");
-			explain(stderr, dev, &d, true);
+			explain(dev, &d, true);
 		} else {
 			warnx("%s: the kernel refused direct I/O (EINVAL), "
 			      "nothing changed", dev);
@@ -92,7 +92,7 @@ int cmd_set(int argc, char **argv)
 	if (lc.dio == LOOPDEV_DIO_AUTO && !lc.state.dio && !quiet) {
 		warnx("%s: direct I/O stays off:", dev);
 		if (d.sector_used && !loopdev_dio_possible(&d))
-			explain(stderr, dev, &d, true);
+			explain(dev, &d, true);
 		else
 			warnx("%s: the kernel refused it (EINVAL)", dev);
 	}

@@ -166,9 +166,9 @@ int cmd_why(int argc, char **argv)
 			printf("  the smallest sector size that works is %u\n",
 			       d.best_sector);
 	} else {
-		explain(stdout, obj, &d, false);
+		explain(obj, &d, false);
 	}
-	explain_warnings(stdout, obj, &d, false);
+	explain_warnings(obj, &d, false);
 	loopdev_deinit(&lc);
 	return loopdev_dio_possible(&d) ? LOOPCTL_EXIT_OK : LOOPCTL_EXIT_NO_DIO;
 }
