@@ -397,6 +397,44 @@ int loopdev_remove(struct loopdev_ctx *lc);
  */
 int loopdev_bound_list(int **nrs);
 
+/*
+ * Iterate over loop devices the way status, cache and detach take them:
+ * the names given, in order, or else every bound device (util-linux's
+ * loopcxt_init_iterator / loopcxt_next).
+ */
+struct loopdev_iter {
+	char *const *names;	/* the names given, or NULL */
+	int *nrs;		/* else the bound devices' numbers */
+	int n, i;
+	const char *name;	/* the current name, for messages */
+};
+
+/* loopdev_iter_init - over @names[0..@n), or every bound device when @n
+ * is 0. Returns 0, or -errno from sysfs. */
+int loopdev_iter_init(struct loopdev_iter *it, int n, char *const *names);
+
+/*
+ * loopdev_iter_next - loopdev_init() @lc and name the next device in it.
+ * Returns 1, 0 at the end, or -errno when a given name is no loop device
+ * (loopdev_set_device()); loopdev_iter_name() then says which. The
+ * caller loopdev_deinit()s @lc after each.
+ */
+int loopdev_iter_next(struct loopdev_iter *it, struct loopdev_ctx *lc);
+
+/* The name given for the current device, or its /dev path. */
+static inline const char *loopdev_iter_name(const struct loopdev_iter *it)
+{
+	return it->name;
+}
+
+/* Whether the devices were named (else: every bound one). */
+static inline bool loopdev_iter_by_name(const struct loopdev_iter *it)
+{
+	return it->names != NULL;
+}
+
+void loopdev_iter_deinit(struct loopdev_iter *it);
+
 /* loopdev_open_bound_backing - open the backing file of a bound device
  * by the path sysfs prints, read-only, and check it is the same inode
  * when state.has_ino. Returns a descriptor or -errno (-ESTALE: a

@@ -874,6 +874,46 @@ int loopdev_bound_list(int **nrs)
 	return n;
 }
 
+int loopdev_iter_init(struct loopdev_iter *it, int n, char *const *names)
+{
+	memset(it, 0, sizeof(*it));
+	if (n > 0) {
+		it->names = names;
+		it->n = n;
+		return 0;
+	}
+	it->n = loopdev_bound_list(&it->nrs);
+	if (it->n < 0) {
+		n = it->n;
+		it->n = 0;
+		return n;
+	}
+	return 0;
+}
+
+int loopdev_iter_next(struct loopdev_iter *it, struct loopdev_ctx *lc)
+{
+	int rc;
+
+	if (it->i >= it->n)
+		return 0;
+	loopdev_init(lc);
+	if (it->names) {
+		it->name = it->names[it->i++];
+		rc = loopdev_set_device(lc, it->name);
+	} else {
+		rc = loopdev_set_device_nr(lc, it->nrs[it->i++]);
+		it->name = loopdev_get_path(lc);
+	}
+	return rc ? rc : 1;
+}
+
+void loopdev_iter_deinit(struct loopdev_iter *it)
+{
+	free(it->nrs);
+	memset(it, 0, sizeof(*it));
+}
+
 int loopdev_open_bound_backing(struct loopdev_ctx *lc)
 {
 	struct stat st;

@@ -69,9 +69,9 @@ int cmd_cache(int argc, char **argv)
 	struct libscols_table *tb;
 	struct libscols_line *ln;
 	struct loopdev_cache cc;
+	struct loopdev_iter it;
 	struct loopdev_ctx lc;
-	int c, i, n, rc, *nrs = NULL;
-	char **names;
+	int c, rc;
 	size_t k;
 
 	for (k = 0; k < NR_CACHE_COLS; k++)
@@ -90,11 +90,8 @@ int cmd_cache(int argc, char **argv)
 		}
 	}
 	tb = new_table(&o, "loopcache", "cache");
-	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
-	for (i = 0; i < n; i++) {
-		loopdev_init(&lc);
-		if (!pick_device(&lc, i, nrs, names))
-			continue;
+	start_devices(&it, argc - optind, argv + optind);
+	while (next_device(&it, &lc)) {
 		rc = check_access(lc.path, R_OK,
 				  "reading a loop device's cache");
 		if (rc) {
@@ -141,6 +138,6 @@ int cmd_cache(int argc, char **argv)
 		loopdev_deinit(&lc);
 	}
 	print_table(tb, &o);
-	free(nrs);
+	loopdev_iter_deinit(&it);
 	return exit_status;
 }

@@ -27,10 +27,10 @@ int cmd_detach(int argc, char **argv)
 		{ "help",   no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct loopdev_iter it;
 	struct loopdev_ctx lc;
 	bool all = false, remove = false, deferred;
-	int c, i, n, rc, *nrs = NULL;
-	char **names;
+	int c, rc;
 	const char *dev;
 
 	while ((c = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
@@ -60,20 +60,18 @@ int cmd_detach(int argc, char **argv)
 	 * Validate every name before detaching anything: a typo in the
 	 * list detaches nothing. Every bad name is reported.
 	 */
-	for (i = optind; i < argc; i++) {
-		loopdev_init(&lc);
-		pick_device(&lc, i - optind, NULL, argv + optind);
-		loopdev_deinit(&lc);
+	if (!all) {
+		start_devices(&it, argc - optind, argv + optind);
+		while (next_device(&it, &lc))
+			loopdev_deinit(&lc);
+		loopdev_iter_deinit(&it);
+		if (exit_status)
+			return exit_status;
 	}
-	if (exit_status)
-		return exit_status;
 
-	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
-	for (i = 0; i < n; i++) {
-		loopdev_init(&lc);
-		if (!pick_device(&lc, i, nrs, names))
-			continue;
-		dev = names ? names[i] : loopdev_get_path(&lc);
+	start_devices(&it, argc - optind, argv + optind);
+	while (next_device(&it, &lc)) {
+		dev = loopdev_iter_name(&it);
 		rc = check_access(lc.path, R_OK, "detaching a loop device");
 		if (rc) {
 			set_exit(rc);
@@ -100,6 +98,6 @@ int cmd_detach(int argc, char **argv)
 		}
 		loopdev_deinit(&lc);
 	}
-	free(nrs);
+	loopdev_iter_deinit(&it);
 	return exit_status;
 }

@@ -109,8 +109,8 @@ void set_bool(struct libscols_line *ln, size_t i, bool v);
 void set_size(const struct output *o, struct libscols_line *ln,
 	      size_t i, uint64_t v);
 void print_columns_help(const struct cli_colinfo *infos, size_t n);
-int collect_devices(int argc, char **argv, int **nrs, char ***names);
-bool pick_device(struct loopdev_ctx *lc, int i, int *nrs, char **names);
+void start_devices(struct loopdev_iter *it, int argc, char **argv);
+bool next_device(struct loopdev_iter *it, struct loopdev_ctx *lc);
 
 /* one function a command, each in its own file */
 int cmd_attach(int argc, char **argv);

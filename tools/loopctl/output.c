@@ -124,34 +124,26 @@ void print_columns_help(const struct cli_colinfo *infos, size_t n)
 {
 	cli_print_columns(stdout, "Available output columns", infos, n);
 }
-/* Device arguments, or every bound device. Returns a count. */
-int collect_devices(int argc, char **argv, int **nrs, char ***names)
+/* The devices named in @argv, or every bound one. */
+void start_devices(struct loopdev_iter *it, int argc, char **argv)
 {
-	int n;
+	int rc = loopdev_iter_init(it, argc, argv);
 
-	*names = NULL;
-	*nrs = NULL;
-	if (argc > 0) {
-		*names = argv;
-		return argc;
-	}
-	n = loopdev_bound_list(nrs);
-	if (n < 0)
-		errx(LOOPCTL_EXIT_FAILURE, "/sys/block: %s", strerror(-n));
-	return n;
+	if (rc)
+		errx(LOOPCTL_EXIT_FAILURE, "/sys/block: %s", strerror(-rc));
 }
 
-/* Name the i-th device of collect_devices(); false to skip it. */
-bool pick_device(struct loopdev_ctx *lc, int i, int *nrs, char **names)
+/*
+ * The next device of @it, named in @lc; a name that is no loop device is
+ * reported (and sets the exit code) and skipped. False at the end.
+ */
+bool next_device(struct loopdev_iter *it, struct loopdev_ctx *lc)
 {
 	int rc;
 
-	if (!names)
-		return loopdev_set_device_nr(lc, nrs[i]) == 0;
-	rc = loopdev_set_device(lc, names[i]);
-	if (rc) {
-		set_exit(device_error(names[i], rc));
-		return false;
+	while ((rc = loopdev_iter_next(it, lc)) < 0) {
+		set_exit(device_error(loopdev_iter_name(it), rc));
+		loopdev_deinit(lc);
 	}
-	return true;
+	return rc > 0;
 }

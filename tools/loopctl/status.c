@@ -235,9 +235,9 @@ int cmd_status(int argc, char **argv)
 	};
 	struct output o = { .infos = status_cols, .ninfos = NR_STATUS_COLS };
 	struct libscols_table *tb;
+	struct loopdev_iter it;
 	struct loopdev_ctx lc;
-	int c, i, n, *nrs = NULL, rc;
-	char **names;
+	int c, rc;
 	size_t k;
 
 	for (k = 0; k < ARRAY_SIZE(defaults); k++)
@@ -261,11 +261,8 @@ int cmd_status(int argc, char **argv)
 		}
 	}
 	tb = new_table(&o, "loopdevices", cmd_name);
-	n = collect_devices(argc - optind, argv + optind, &nrs, &names);
-	for (i = 0; i < n; i++) {
-		loopdev_init(&lc);
-		if (!pick_device(&lc, i, nrs, names))
-			continue;
+	start_devices(&it, argc - optind, argv + optind);
+	while (next_device(&it, &lc)) {
 		/* the inode of the backing file, when we may open it */
 		rc = 0;
 		if (access(loopdev_get_path(&lc), R_OK) == 0)
@@ -279,7 +276,7 @@ int cmd_status(int argc, char **argv)
 		if (rc) {
 			set_exit(report(loopdev_get_path(&lc), rc, "status"));
 		} else if (!lc.state.bound) {
-			if (names) {
+			if (loopdev_iter_by_name(&it)) {
 				warnx("%s: not bound to a file",
 				      loopdev_get_path(&lc));
 				set_exit(LOOPCTL_EXIT_NOT_LOOP);
@@ -290,6 +287,6 @@ int cmd_status(int argc, char **argv)
 		loopdev_deinit(&lc);
 	}
 	print_table(tb, &o);
-	free(nrs);
+	loopdev_iter_deinit(&it);
 	return exit_status;
 }
