@@ -214,6 +214,50 @@ static inline const char *loopdev_get_path(const struct loopdev_ctx *lc)
 	return lc->path;
 }
 
+/*
+ * Read-only views of the context for the CLI: the attach request as
+ * loopdev_plan() left it, the verdict, and the state read back by
+ * loopdev_read_state(). Callers never reach into the struct.
+ */
+static inline const struct loopdev_state *
+loopdev_get_state(const struct loopdev_ctx *lc)
+{
+	return &lc->state;
+}
+
+static inline uint64_t loopdev_get_offset(const struct loopdev_ctx *lc)
+{
+	return lc->offset;
+}
+
+static inline uint64_t loopdev_get_sizelimit(const struct loopdev_ctx *lc)
+{
+	return lc->sizelimit;
+}
+
+static inline uint32_t loopdev_get_sector_size(const struct loopdev_ctx *lc)
+{
+	return lc->sector_size;
+}
+
+static inline enum loopdev_dio_mode
+loopdev_get_dio(const struct loopdev_ctx *lc)
+{
+	return lc->dio;
+}
+
+/* loopdev_plan()'s verdict: attach will ask for direct I/O. */
+static inline bool loopdev_wants_dio(const struct loopdev_ctx *lc)
+{
+	return lc->want_dio;
+}
+
+/* Devices loopdev_attach() tried (for "no free loop device"). */
+static inline unsigned int loopdev_get_alloc_tries(const struct loopdev_ctx *lc)
+{
+	return lc->alloc_tries;
+}
+
 static inline void loopdev_set_flags(struct loopdev_ctx *lc, unsigned int fl)
 {
 	lc->flags |= fl;
@@ -434,6 +478,13 @@ static inline bool loopdev_iter_by_name(const struct loopdev_iter *it)
 }
 
 void loopdev_iter_deinit(struct loopdev_iter *it);
+
+/*
+ * loopdev_backing_id - the backing file of a bound device, as st_dev and
+ * st_ino: from LOOP_GET_STATUS64 when the device was open
+ * (state.has_ino), else by the path sysfs shows. Returns 0 or -ENOENT.
+ */
+int loopdev_backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino);
 
 /* loopdev_open_bound_backing - open the backing file of a bound device
  * by the path sysfs prints, read-only, and check it is the same inode

@@ -1459,9 +1459,7 @@ static int request_path(const struct loopdev_ctx *lc, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* The backing inode of a bound device: from LOOP_GET_STATUS64 when we
- * have it, else by the path sysfs shows. */
-static int backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino)
+int loopdev_backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino)
 {
 	struct stat st;
 
@@ -1489,7 +1487,7 @@ int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio)
 		return 0;
 	rc = request_path(lc, path, sizeof(path));
 	if (!rc)
-		rc = backing_id(lc, &dev, &ino);
+		rc = loopdev_backing_id(lc, &dev, &ino);
 	if (rc)
 		return rc;
 	if (mkdir(LOOPDEV_STATE_DIR, 0755) < 0 && errno != EEXIST)
@@ -1543,7 +1541,7 @@ int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req)
 	if (sscanf(buf, "dio=%15s", word) != 1)
 		return 0;
 	/* a record for another file is stale: say "unknown" */
-	if (backing_id(lc, &dev, &ino) || dev != makedev(ma, mi) ||
+	if (loopdev_backing_id(lc, &dev, &ino) || dev != makedev(ma, mi) ||
 	    (uint64_t)ino != ino_rec)
 		return 0;
 	for (i = LOOPDEV_DIO_OFF; i < ARRAY_SIZE(dio_words); i++)

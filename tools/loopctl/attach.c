@@ -39,17 +39,17 @@ static void print_plan(const struct loopdev_ctx *lc, const char *file,
 {
 	printf("file:        %s\n", file);
 	printf("device:      %s\n", device ? device : "first free");
-	if (lc->sector_size)
-		printf("sector size: %u%s\n", lc->sector_size,
+	if (loopdev_get_sector_size(lc))
+		printf("sector size: %u%s\n", loopdev_get_sector_size(lc),
 		       loopdev_is_flag(lc, LOOPDEV_FL_SECTOR_AUTO) ?
 		       " (auto)" : "");
 	else
 		printf("sector size: kernel default\n");
-	printf("offset:      %" PRIu64 "\n", lc->offset);
-	printf("sizelimit:   %" PRIu64 "\n", lc->sizelimit);
+	printf("offset:      %" PRIu64 "\n", loopdev_get_offset(lc));
+	printf("sizelimit:   %" PRIu64 "\n", loopdev_get_sizelimit(lc));
 	printf("read-only:   %s\n",
 	       loopdev_is_flag(lc, LOOPDEV_FL_READONLY) ? "yes" : "no");
-	printf("direct I/O:  %s\n", lc->want_dio ? "on" : "off");
+	printf("direct I/O:  %s\n", loopdev_wants_dio(lc) ? "on" : "off");
 }
 
 /* Exit status of a command that could not be started (as in sh). */
@@ -196,8 +196,9 @@ int cmd_attach(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct loopdev_ctx lc;
+	const struct loopdev_state *st;
 	struct loopdev_dio d;
-	const char *file, *device = NULL;
+	const char *file, *device = NULL, *path;
 	bool dry_run = false, quiet = false;
 	char **cmd;
 	int c, rc, exec_errno;
@@ -220,7 +221,7 @@ int cmd_attach(int argc, char **argv)
 		case OPT_SIZELIMIT:
 			loopdev_set_sizelimit(&lc, parse_bytes(optarg,
 							       "--sizelimit"));
-			if (lc.sizelimit % 512)
+			if (loopdev_get_sizelimit(&lc) % 512)
 				errx(LOOPCTL_EXIT_FAILURE, "--sizelimit: '%s': "
 				     "not a multiple of 512 bytes (the kernel "
 				     "would round it down)", optarg);
@@ -284,8 +285,8 @@ int cmd_attach(int argc, char **argv)
 
 	rc = loopdev_plan(&lc, &d);
 	if (rc == -ENODATA) {
-		nothing_to_attach(loopdev_get_back_size(&lc), file, lc.offset,
-				  true);
+		nothing_to_attach(loopdev_get_back_size(&lc), file,
+				  loopdev_get_offset(&lc), true);
 		exit(LOOPCTL_EXIT_NO_DATA);
 	}
 	if (rc == -EOPNOTSUPP) {
@@ -295,12 +296,13 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (rc)
 		errx(LOOPCTL_EXIT_FAILURE, "%s: %s", file, strerror(-rc));
-	if (lc.dio == LOOPDEV_DIO_AUTO && !lc.want_dio && !quiet) {
+	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_AUTO &&
+	    !loopdev_wants_dio(&lc) && !quiet) {
 		warnx("%s: direct I/O is off, attaching with buffered I/O:",
 		      file);
 		explain(file, &d, true);
 	}
-	if (lc.want_dio && !quiet)
+	if (loopdev_wants_dio(&lc) && !quiet)
 		explain_warnings(file, &d, true);
 
 	if (dry_run) {
@@ -309,8 +311,8 @@ int cmd_attach(int argc, char **argv)
 		return LOOPCTL_EXIT_OK;
 	}
 
-	require_access(device ? lc.path : LOOPDEV_CONTROL, R_OK | W_OK,
-		       "attaching a loop device");
+	require_access(device ? loopdev_get_path(&lc) : LOOPDEV_CONTROL,
+		       R_OK | W_OK, "attaching a loop device");
 	rc = loopdev_attach(&lc);
 	if (rc == -EOPNOTSUPP) {
 		/* the prediction said yes, the kernel said no */
@@ -322,27 +324,30 @@ int cmd_attach(int argc, char **argv)
 		errx(LOOPCTL_EXIT_BUSY, device ? "%s: device is busy (already "
 		     "bound; detach it first or omit <device>)" :
 		     "%s: no free loop device after %u tries", device ? device :
-		     LOOPDEV_CONTROL, lc.alloc_tries);
+		     LOOPDEV_CONTROL, loopdev_get_alloc_tries(&lc));
 	if (rc)
 		exit(report(device ? device : file, rc, "attach"));
 
 	/* Requested versus effective: say it when they differ. */
-	if (lc.want_dio && !lc.state.dio && !quiet)
+	st = loopdev_get_state(&lc);
+	path = loopdev_get_path(&lc);
+	if (loopdev_wants_dio(&lc) && !st->dio && !quiet)
 		warnx("%s: direct I/O was requested but the kernel kept it "
 		      "off although every known condition holds; see "
-		      "'loopctl why %s'", lc.path, lc.path);
-	if (lc.sector_size && lc.state.sector_size != lc.sector_size)
-		warnx("%s: sector size is %u, not %u as requested", lc.path,
-		      lc.state.sector_size, lc.sector_size);
-	if (lc.state.offset != lc.offset ||
-	    lc.state.sizelimit != lc.sizelimit)
+		      "'loopctl why %s'", path, path);
+	if (loopdev_get_sector_size(&lc) &&
+	    st->sector_size != loopdev_get_sector_size(&lc))
+		warnx("%s: sector size is %u, not %u as requested", path,
+		      st->sector_size, loopdev_get_sector_size(&lc));
+	if (st->offset != loopdev_get_offset(&lc) ||
+	    st->sizelimit != loopdev_get_sizelimit(&lc))
 		warnx("%s: offset/sizelimit is %" PRIu64 "/%" PRIu64
-		      ", not %" PRIu64 "/%" PRIu64 " as requested", lc.path,
-		      lc.state.offset, lc.state.sizelimit, lc.offset,
-		      lc.sizelimit);
+		      ", not %" PRIu64 "/%" PRIu64 " as requested", path,
+		      st->offset, st->sizelimit, loopdev_get_offset(&lc),
+		      loopdev_get_sizelimit(&lc));
 	if (cmd) {
-		loopdev_save_request(&lc, lc.dio);
-		rc = run_command(cmd, lc.path, &exec_errno);
+		loopdev_save_request(&lc, loopdev_get_dio(&lc));
+		rc = run_command(cmd, loopdev_get_path(&lc), &exec_errno);
 		if (rc < 0 || exec_errno) {
 			/* never used: detach it now, not on some later close */
 			if (exec_errno)
@@ -351,7 +356,8 @@ int cmd_attach(int argc, char **argv)
 				warnx("%s: cannot run: %s", cmd[0],
 				      strerror(-rc));
 			if (loopdev_release(&lc))
-				warnx("%s: cannot detach it again", lc.path);
+				warnx("%s: cannot detach it again",
+				      loopdev_get_path(&lc));
 			if (rc < 0)
 				rc = LOOPCTL_EXIT_FAILURE;
 		}
@@ -363,20 +369,20 @@ int cmd_attach(int argc, char **argv)
 	 * The name is the result: a device nobody can name is a leak, so
 	 * if it cannot be written, undo the attach and fail.
 	 */
-	printf("%s\n", lc.path);
+	printf("%s\n", loopdev_get_path(&lc));
 	if (fflush(stdout) || ferror(stdout)) {
-		warn("%s: cannot print the device name", lc.path);
+		warn("%s: cannot print the device name", loopdev_get_path(&lc));
 		rc = loopdev_release(&lc);
 		if (rc)
-			warnx("%s: cannot detach it again: %s", lc.path,
-			      strerror(-rc));
+			warnx("%s: cannot detach it again: %s",
+			      loopdev_get_path(&lc), strerror(-rc));
 		else
-			warnx("%s: detached again", lc.path);
+			warnx("%s: detached again", loopdev_get_path(&lc));
 		clearerr(stdout);	/* said once, here */
 		exit(LOOPCTL_EXIT_FAILURE);
 	}
 	/* best effort: status then shows what was asked for */
-	loopdev_save_request(&lc, lc.dio);
+	loopdev_save_request(&lc, loopdev_get_dio(&lc));
 	loopdev_deinit(&lc);
 	return LOOPCTL_EXIT_OK;
 }

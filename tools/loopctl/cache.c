@@ -92,7 +92,7 @@ int cmd_cache(int argc, char **argv)
 	tb = new_table(&o, "loopcache", "cache");
 	start_devices(&it, argc - optind, argv + optind);
 	while (next_device(&it, &lc)) {
-		rc = check_access(lc.path, R_OK,
+		rc = check_access(loopdev_get_path(&lc), R_OK,
 				  "reading a loop device's cache");
 		if (rc) {
 			set_exit(rc);
@@ -114,7 +114,7 @@ int cmd_cache(int argc, char **argv)
 				set_cell(ln, k, "%s", loopdev_get_path(&lc));
 				break;
 			case CCOL_DIO:
-				set_bool(ln, k, lc.state.dio);
+				set_bool(ln, k, loopdev_get_state(&lc)->dio);
 				break;
 			case CCOL_SIZE:
 				set_size(&o, ln, k, cc.dev_size);
@@ -123,7 +123,8 @@ int cmd_cache(int argc, char **argv)
 				set_size(&o, ln, k, cc.dev_cached);
 				break;
 			case CCOL_BACK_FILE:
-				set_name(&o, ln, k, lc.state.back_file);
+				set_name(&o, ln, k,
+					 loopdev_get_state(&lc)->back_file);
 				break;
 			case CCOL_BACK_SIZE:
 				if (cc.back_known)

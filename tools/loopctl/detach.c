@@ -72,7 +72,8 @@ int cmd_detach(int argc, char **argv)
 	start_devices(&it, argc - optind, argv + optind);
 	while (next_device(&it, &lc)) {
 		dev = loopdev_iter_name(&it);
-		rc = check_access(lc.path, R_OK, "detaching a loop device");
+		rc = check_access(loopdev_get_path(&lc), R_OK,
+				  "detaching a loop device");
 		if (rc) {
 			set_exit(rc);
 			loopdev_deinit(&lc);

@@ -58,7 +58,8 @@ int cmd_set(int argc, char **argv)
 		}
 	}
 	check_operands(argc, argv, 1, 1, "set", "device");
-	if (lc.dio == LOOPDEV_DIO_KEEP && !lc.sector_size &&
+	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_KEEP &&
+	    !loopdev_get_sector_size(&lc) &&
 	    !loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
 		warnx("set: nothing to change: give --direct-io or "
 		      "--sector-size");
@@ -66,7 +67,8 @@ int cmd_set(int argc, char **argv)
 	}
 	dev = argv[optind];
 	set_device_or_die(&lc, dev);
-	require_access(lc.path, R_OK | W_OK, "changing a loop device");
+	require_access(loopdev_get_path(&lc), R_OK | W_OK,
+		       "changing a loop device");
 
 	rc = loopdev_open(&lc, O_RDWR);
 	if (rc == -EROFS || rc == -EACCES)
@@ -77,7 +79,7 @@ int cmd_set(int argc, char **argv)
 	if (rc == -EOPNOTSUPP) {
 		if (d.sector_used && !loopdev_dio_possible(&d)) {
 			warnx("%s: direct I/O %s, nothing changed:", dev,
-			      lc.dio == LOOPDEV_DIO_KEEP ?
+			      loopdev_get_dio(&lc) == LOOPDEV_DIO_KEEP ?
 			      "would be turned off by this sector size" :
 			      "is impossible");
 			explain(dev, &d, true);
@@ -89,15 +91,16 @@ int cmd_set(int argc, char **argv)
 	}
 	if (rc)
 		exit(report(dev, rc, "set"));
-	if (lc.dio == LOOPDEV_DIO_AUTO && !lc.state.dio && !quiet) {
+	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_AUTO &&
+	    !loopdev_get_state(&lc)->dio && !quiet) {
 		warnx("%s: direct I/O stays off:", dev);
 		if (d.sector_used && !loopdev_dio_possible(&d))
 			explain(dev, &d, true);
 		else
 			warnx("%s: the kernel refused it (EINVAL)", dev);
 	}
-	if (lc.dio != LOOPDEV_DIO_KEEP)
-		loopdev_save_request(&lc, lc.dio);
+	if (loopdev_get_dio(&lc) != LOOPDEV_DIO_KEEP)
+		loopdev_save_request(&lc, loopdev_get_dio(&lc));
 	loopdev_deinit(&lc);
 	return LOOPCTL_EXIT_OK;
 }

@@ -121,11 +121,14 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			struct loopdev_ctx *lc)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	struct loopdev_state *s = &lc->state;
+	const struct loopdev_state *s = loopdev_get_state(lc);
 	struct loopdev_request req;
 	struct loopdev_dio d;
 	char why[512];
 	struct stat st;
+	dev_t back_dev;
+	ino_t back_ino;
+	bool have_id;
 	size_t i;
 
 	if (!ln)
@@ -139,6 +142,7 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 		else if (req.known && req.dio == LOOPDEV_DIO_OFF)
 			snprintf(why, sizeof(why), "not requested");
 	}
+	have_id = !loopdev_backing_id(lc, &back_dev, &back_ino);
 	for (i = 0; i < o->ncols; i++) {
 		switch (o->cols[i]) {
 		case COL_NAME:
@@ -148,20 +152,13 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			set_name(o, ln, i, s->back_file);
 			break;
 		case COL_BACK_INO:
-			if (s->has_ino)
-				set_cell(ln, i, "%ju", (uintmax_t)s->back_ino);
-			else if (s->back_file[0] == '/' &&
-				 !stat(s->back_file, &st))
-				set_cell(ln, i, "%ju", (uintmax_t)st.st_ino);
+			if (have_id)
+				set_cell(ln, i, "%ju", (uintmax_t)back_ino);
 			break;
 		case COL_BACK_MAJMIN:
-			if (s->has_ino)
-				set_cell(ln, i, "%u:%u", major(s->back_dev),
-					 minor(s->back_dev));
-			else if (s->back_file[0] == '/' &&
-				 !stat(s->back_file, &st))
-				set_cell(ln, i, "%u:%u", major(st.st_dev),
-					 minor(st.st_dev));
+			if (have_id)
+				set_cell(ln, i, "%u:%u", major(back_dev),
+					 minor(back_dev));
 			break;
 		case COL_MAJMIN:
 			if (!stat(loopdev_get_path(lc), &st))
@@ -275,7 +272,7 @@ int cmd_status(int argc, char **argv)
 		rc = loopdev_read_state(&lc);
 		if (rc) {
 			set_exit(report(loopdev_get_path(&lc), rc, "status"));
-		} else if (!lc.state.bound) {
+		} else if (!loopdev_get_state(&lc)->bound) {
 			if (loopdev_iter_by_name(&it)) {
 				warnx("%s: not bound to a file",
 				      loopdev_get_path(&lc));

@@ -102,21 +102,21 @@ int cmd_why(int argc, char **argv)
 		if (rc)
 			errx(LOOPCTL_EXIT_FAILURE, "%s: %s", obj,
 			     strerror(-rc));
-		if (!lc.state.bound)
+		if (!loopdev_get_state(&lc)->bound)
 			errx(LOOPCTL_EXIT_NOT_LOOP, "%s: not bound to a file",
 			     obj);
 		loopdev_load_request(&lc, &req);
 		printf("%s: direct I/O is %s (requested: %s), backing file "
-		       "%s\n", obj, lc.state.dio ? "on" : "off",
+		       "%s\n", obj, loopdev_get_state(&lc)->dio ? "on" : "off",
 		       req.known ? dio_word(req.dio) : "unknown",
-		       lc.state.back_file);
+		       loopdev_get_state(&lc)->back_file);
 		rc = loopdev_dio_for_state(&lc, &d);
 		if (rc) {
 			printf("  the backing file cannot be analysed: %s\n",
 			       rc == -ESTALE ? "it was replaced" :
 			       strerror(-rc));
 			loopdev_deinit(&lc);
-			return lc.state.dio ? LOOPCTL_EXIT_OK :
+			return loopdev_get_state(&lc)->dio ? LOOPCTL_EXIT_OK :
 					      LOOPCTL_EXIT_FAILURE;
 		}
 	} else {
@@ -124,11 +124,11 @@ int cmd_why(int argc, char **argv)
 		if (fd < 0)
 			err(errno == EACCES ? LOOPCTL_EXIT_PERM :
 			    LOOPCTL_EXIT_FAILURE, "%s", cli_name(obj));
-		d.offset = lc.offset;
+		d.offset = loopdev_get_offset(&lc);
 		if (loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
 			rc = loopdev_check_dio_auto(fd, &d);
 		} else {
-			d.sector_size = lc.sector_size;
+			d.sector_size = loopdev_get_sector_size(&lc);
 			rc = loopdev_check_dio(fd, &d);
 		}
 		if (!rc)
@@ -157,7 +157,7 @@ int cmd_why(int argc, char **argv)
 	}
 	print_facts(obj, &d);
 	if (loopdev_dio_possible(&d)) {
-		if (is_loop && !lc.state.dio)
+		if (is_loop && !loopdev_get_state(&lc)->dio)
 			printf("  direct I/O is off only because it was not "
 			       "asked for: loopctl set %s --direct-io=on\n",
 			       obj);
