@@ -306,6 +306,7 @@ static void __attribute__((__noreturn__)) try_help(void)
 {
 	cli_errtryhelp(NULL, NBCAT_EXIT_FAILURE);
 }
+
 /* ------------------------------------------------------------------ */
 /* output */
 
@@ -830,8 +831,7 @@ static int copy_window(struct nbcat *nb, struct input *in)
 		if (!nb->quiet)
 			nb_warn(nb, "%s: non-blocking reads not supported, using plain reads",
 				in->path);
-		return copy_plain(nb, in, w->slots[w->head].buf,
-				  MODE_UNSUPPORTED);
+		return copy_plain(nb, in, rwin_head_buf(w), MODE_UNSUPPORTED);
 	}
 	return 0;
 drain:
@@ -1546,8 +1546,8 @@ static void cat_file(struct nbcat *nb, const char *path)
 	st->size = pc_reader_get_size(&in.rd);
 
 	/* cat's check: copying a file onto itself would never end */
-	if (nb->out_is_reg && in.rd.type == S_IFREG && st->size &&
-	    in.rd.dev == nb->out_dev && in.rd.ino == nb->out_ino) {
+	if (nb->out_is_reg && st->size &&
+	    pc_reader_is_file(&in.rd, nb->out_dev, nb->out_ino)) {
 		nb_warn(nb, "%s: input file is output file", path);
 		goto failed;
 	}

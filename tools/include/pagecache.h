@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* What a non-blocking read found. */
@@ -54,6 +55,13 @@ struct pc_reader {
 	uid_t uid;		/* st_uid: owner, for mincore's rule */
 	enum pc_residency res;	/* PC_RES_*, from pc_residency_init() */
 };
+
+/* pc_reader_is_file - the reader's file is the regular file @dev, @ino. */
+static inline bool pc_reader_is_file(const struct pc_reader *rd, dev_t dev,
+				     ino_t ino)
+{
+	return rd->type == S_IFREG && rd->dev == dev && rd->ino == ino;
+}
 
 /* The result of one read. */
 struct pc_result {

@@ -126,6 +126,16 @@ static inline struct rwin_slot *rwin_head(struct reorder_window *w)
 	return w->count ? &w->slots[w->head] : NULL;
 }
 
+/*
+ * rwin_head_buf - the buffer of the head slot, allocated since
+ * rwin_init() whether or not a slot is in use: scratch space for a
+ * caller that has stopped using the window (nothing pending).
+ */
+static inline char *rwin_head_buf(struct reorder_window *w)
+{
+	return w->slots[w->head].buf;
+}
+
 /* rwin_pop - drop the oldest slot. */
 void rwin_pop(struct reorder_window *w);
 
