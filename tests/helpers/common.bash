@@ -202,40 +202,39 @@ cold_gap() {
 	echo $(((g + c - 1) / c * c))
 }
 
-# retry_warm FN [ARG]...: run FN, which caches a whole file, runs nbcat
-# and returns non-zero when not every chunk was a hit. A page can be
-# reclaimed between the layout and the read (the host's memory is not
-# ours: 2 chunks of 9 missed in 1 run of 12), so allow
-# NBIO_WARM_ATTEMPTS (3) attempts, each a TAP comment. A classification
-# bug misses every time.
-retry_warm() {
-	local n=${NBIO_WARM_ATTEMPTS:-3} i
+# retry N WHY FN [ARG]...: run FN, which sets up a page-cache layout,
+# runs nbcat and returns non-zero when the outcome is not the one the
+# layout implies, up to N times; each retry is a TAP comment giving WHY
+# the outcome may differ without a bug (a bug differs every time).
+retry() {
+	local n=$1 why=$2 i
+	shift 2
 	for ((i = 1; i <= n; i++)); do
 		"$@" && return 0
 		((i < n)) &&
-			echo "# $BATS_TEST_DESCRIPTION: attempt $i of $n differed, retrying (a page reclaimed under the test?)" >&3
+			echo "# $BATS_TEST_DESCRIPTION: attempt $i of $n differed, retrying ($why)" >&3
 	done
-	echo "retry_warm: $n attempt(s), never every chunk a hit" >&2
+	echo "$1: $n attempt(s), outcome never matched the layout" >&2
 	return 1
 }
 
-# retry_cold FN [ARG]...: run FN, which sets up a layout with cold ranges,
-# runs nbcat and returns non-zero when the outcome is not the one the
-# layout implies. Once where a RWF_NOWAIT miss starts no I/O (6.1): the
-# outcome is exact. Where it does (see nowait_starts_io), a cold probe
-# now and then finds its page already read (1 to 2 in 100 probes on the
-# 6.18 host), so allow NBIO_COLD_ATTEMPTS (8) attempts; each retry is a
-# TAP comment.
+# retry_warm FN [ARG]...: FN caches a whole file and expects every chunk
+# a hit. A page can be reclaimed between the layout and the read (the
+# host's memory is not ours: 2 chunks of 9 missed in 1 run of 12), so
+# NBIO_WARM_ATTEMPTS (3) attempts.
+retry_warm() {
+	retry "${NBIO_WARM_ATTEMPTS:-3}" "a page reclaimed under the test?" "$@"
+}
+
+# retry_cold FN [ARG]...: FN lays out cold ranges. Once where a
+# RWF_NOWAIT miss starts no I/O (6.1): the outcome is exact. Where it
+# does (see nowait_starts_io), a cold probe now and then finds its page
+# already read (1 to 2 in 100 probes on the 6.18 host), so
+# NBIO_COLD_ATTEMPTS (8) attempts.
 retry_cold() {
-	local n=1 i
+	local n=1
 	nowait_starts_io && n=${NBIO_COLD_ATTEMPTS:-8}
-	for ((i = 1; i <= n; i++)); do
-		"$@" && return 0
-		((i < n)) &&
-			echo "# $BATS_TEST_DESCRIPTION: attempt $i of $n differed, retrying (kernel $(uname -r) reads ahead on RWF_NOWAIT misses)" >&3
-	done
-	echo "retry_cold: $n attempt(s), outcome never matched the layout" >&2
-	return 1
+	retry "$n" "kernel $(uname -r) reads ahead on RWF_NOWAIT misses" "$@"
 }
 
 # ---------------------------------------------------------------------
