@@ -117,7 +117,7 @@ same_as_backing() {
 # (kworker/N:MH), which run kblockd's work: a queue run that was not
 # done in the submitter's own context.
 kblockd_switches() {
-	local t comm n=0 v
+	local t comm k v n=0
 	for t in /proc/[0-9]*/task/[0-9]*; do
 		read -r comm <"$t/comm" 2>/dev/null || continue
 		[[ $comm =~ ^kworker/[0-9]+:[0-9]+H ]] || continue

@@ -757,3 +757,21 @@ cache_case() {
 		"$LOOPCTL" status --raw -n -O NAME,BACK-FILE "$LOOPDEV"
 	assert_output "$LOOPDEV $dir/img"
 }
+
+@test "status BACK-INO and BACK-MAJ:MIN: the backing file's, as root (ioctl) and as nobody (by path)" {
+	command -v setpriv >/dev/null || skip "no setpriv"
+	local dir want
+	dir=$(mktemp -d /tmp/lc-id.XXXXXX)
+	defer rm -rf "$dir"
+	chmod 0755 "$dir"
+	IMG=$dir/img
+	truncate -s 4M "$IMG"
+	lc_attach --direct-io=off "$IMG"
+	want="$(stat -c %i "$IMG") $(($(stat -c %d "$IMG") >> 8)):$(($(stat -c %d "$IMG") & 255))"
+	run -0 "$LOOPCTL" status --raw -n -O BACK-INO,BACK-MAJ:MIN "$LOOPDEV"
+	assert_output "$want"
+	# nobody cannot open the device: the library finds the file by path
+	run -0 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LOOPCTL" status --raw -n -O BACK-INO,BACK-MAJ:MIN "$LOOPDEV"
+	assert_output "$want"
+}

@@ -329,11 +329,13 @@ static inline uint32_t loopdev_auto_sector(const struct loopdev_dio *d)
 }
 
 /*
- * loopdev_check_dio_auto - loopdev_check_dio() at the sector size
- * loopdev_auto_sector() picks (@d->sector_size is set to it).
+ * loopdev_check_dio_request - loopdev_check_dio() of @fd at the offset
+ * and sector size @lc asks for; with LOOPDEV_FL_SECTOR_AUTO at the size
+ * loopdev_auto_sector() picks. @d->sector_size says which was used.
  * Returns as loopdev_check_dio().
  */
-int loopdev_check_dio_auto(int fd, struct loopdev_dio *d);
+int loopdev_check_dio_request(const struct loopdev_ctx *lc, int fd,
+			      struct loopdev_dio *d);
 
 /*
  * loopdev_backing_size - the size in bytes of a regular file or a block

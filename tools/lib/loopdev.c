@@ -626,10 +626,16 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 	return 0;
 }
 
-int loopdev_check_dio_auto(int fd, struct loopdev_dio *d)
+int loopdev_check_dio_request(const struct loopdev_ctx *lc, int fd,
+			      struct loopdev_dio *d)
 {
 	int rc;
 
+	d->offset = lc->offset;
+	if (!(lc->flags & LOOPDEV_FL_SECTOR_AUTO)) {
+		d->sector_size = lc->sector_size;
+		return loopdev_check_dio(fd, d);
+	}
 	d->sector_size = 0;
 	rc = loopdev_check_dio(fd, d);
 	if (rc)
@@ -686,17 +692,11 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 		lc->planned = true;
 		return 0;
 	}
-	d->offset = lc->offset;
-	if (auto_sector) {
-		rc = loopdev_check_dio_auto(lc->back_fd, d);
-		if (!rc)
-			lc->sector_size = d->sector_size;
-	} else {
-		d->sector_size = lc->sector_size;
-		rc = loopdev_check_dio(lc->back_fd, d);
-	}
+	rc = loopdev_check_dio_request(lc, lc->back_fd, d);
 	if (rc)
 		return rc;
+	if (auto_sector)
+		lc->sector_size = d->sector_size;
 	lc->planned = true;
 	if (lc->dio == LOOPDEV_DIO_OFF)
 		return 0;

@@ -128,7 +128,6 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 	struct stat st;
 	dev_t back_dev;
 	ino_t back_ino;
-	bool have_id;
 	size_t i;
 
 	if (!ln)
@@ -142,7 +141,6 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 		else if (req.known && req.dio == LOOPDEV_DIO_OFF)
 			snprintf(why, sizeof(why), "not requested");
 	}
-	have_id = !loopdev_backing_id(lc, &back_dev, &back_ino);
 	for (i = 0; i < o->ncols; i++) {
 		switch (o->cols[i]) {
 		case COL_NAME:
@@ -152,11 +150,13 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			set_name(o, ln, i, s->back_file);
 			break;
 		case COL_BACK_INO:
-			if (have_id)
-				set_cell(ln, i, "%ju", (uintmax_t)back_ino);
-			break;
 		case COL_BACK_MAJMIN:
-			if (have_id)
+			/* not every line asks: no stat for the defaults */
+			if (loopdev_backing_id(lc, &back_dev, &back_ino))
+				break;
+			if (o->cols[i] == COL_BACK_INO)
+				set_cell(ln, i, "%ju", (uintmax_t)back_ino);
+			else
 				set_cell(ln, i, "%u:%u", major(back_dev),
 					 minor(back_dev));
 			break;

@@ -124,13 +124,7 @@ int cmd_why(int argc, char **argv)
 		if (fd < 0)
 			err(errno == EACCES ? LOOPCTL_EXIT_PERM :
 			    LOOPCTL_EXIT_FAILURE, "%s", cli_name(obj));
-		d.offset = loopdev_get_offset(&lc);
-		if (loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
-			rc = loopdev_check_dio_auto(fd, &d);
-		} else {
-			d.sector_size = loopdev_get_sector_size(&lc);
-			rc = loopdev_check_dio(fd, &d);
-		}
+		rc = loopdev_check_dio_request(&lc, fd, &d);
 		if (!rc)
 			rc = loopdev_check_extent(fd, d.offset, &size);
 		if (rc == -ENODATA) {
