@@ -47,21 +47,27 @@ enum {
  * direct I/O off without an error. The others are ours.
  */
 enum {
-	/* the file system refuses O_DIRECT (no ->direct_IO: tmpfs before
-	 * 6.6, ramfs, 9p without cache=none, ...) */
+	/*
+	 * the file system refuses O_DIRECT (no ->direct_IO: tmpfs before
+	 * 6.6, ramfs, 9p without cache=none, ...)
+	 */
 	LOOPDEV_DIO_NO_ODIRECT	= (1 << 0),
 	/* loop sector size < the backing device's logical block size */
 	LOOPDEV_DIO_SECTOR	= (1 << 1),
 	/* offset not a multiple of the backing device's logical block size */
 	LOOPDEV_DIO_OFFSET	= (1 << 2),
-	/* sector size or offset below STATX_DIOALIGN's offset alignment: the
-	 * kernel would turn direct I/O on and the I/O would then fail */
+	/*
+	 * sector size or offset below STATX_DIOALIGN's offset alignment: the
+	 * kernel would turn direct I/O on and the I/O would then fail
+	 */
 	LOOPDEV_DIO_FS_ALIGN	= (1 << 3),
 	/* the alignment needed is larger than any loop sector size */
 	LOOPDEV_DIO_TOO_LARGE	= (1 << 4),
 	/* warnings, not blocking: */
-	/* STATX_DIOALIGN says the file cannot do direct I/O although O_DIRECT
-	 * opens succeed (ext4 data=journal...): served through the cache */
+	/*
+	 * STATX_DIOALIGN says the file cannot do direct I/O although O_DIRECT
+	 * opens succeed (ext4 data=journal...): served through the cache
+	 */
 	LOOPDEV_DIO_FS_BUFFERED	= (1 << 8),
 	/* no STATX_DIOALIGN answer and no block device: alignment unknown */
 	LOOPDEV_DIO_ALIGN_UNKNOWN = (1 << 9),
@@ -455,8 +461,10 @@ struct loopdev_iter {
 	const char *name;	/* the current name, for messages */
 };
 
-/* loopdev_iter_init - over @names[0..@n), or every bound device when @n
- * is 0. Returns 0, or -errno from sysfs. */
+/*
+ * loopdev_iter_init - over @names[0..@n), or every bound device when @n
+ * is 0. Returns 0, or -errno from sysfs.
+ */
 int loopdev_iter_init(struct loopdev_iter *it, int n, char *const *names);
 
 /*
@@ -488,10 +496,12 @@ void loopdev_iter_deinit(struct loopdev_iter *it);
  */
 int loopdev_backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino);
 
-/* loopdev_open_bound_backing - open the backing file of a bound device
+/*
+ * loopdev_open_bound_backing - open the backing file of a bound device
  * by the path sysfs prints, read-only, and check it is the same inode
  * when state.has_ino. Returns a descriptor or -errno (-ESTALE: a
- * different file now has that name). */
+ * different file now has that name).
+ */
 int loopdev_open_bound_backing(struct loopdev_ctx *lc);
 
 /*

@@ -60,17 +60,23 @@ struct loop_config {
 
 /* LOOP_CTL_GET_FREE + bind rounds before attach gives up with -EBUSY. */
 #define LOOPDEV_ALLOC_TRIES	32
-/* Jittered back-off between rounds: a random pause in [0, window), the
- * window doubling from MIN to MAX microseconds. */
+/*
+ * Jittered back-off between rounds: a random pause in [0, window), the
+ * window doubling from MIN to MAX microseconds.
+ */
 #define LOOPDEV_BACKOFF_MIN_US	1000
 #define LOOPDEV_BACKOFF_MAX_US	100000
-/* Kernels up to 5.1x return EAGAIN from LOOP_SET_STATUS64 and
+/*
+ * Kernels up to 5.1x return EAGAIN from LOOP_SET_STATUS64 and
  * LOOP_SET_BLOCK_SIZE while the device still has page-cache pages after
- * invalidating it; 6.1 flushes and invalidates instead. */
+ * invalidating it; 6.1 flushes and invalidates instead.
+ */
 #define LOOPDEV_EAGAIN_TRIES	20
 #define LOOPDEV_EAGAIN_PAUSE_US	50000
-/* LOOP_CTL_REMOVE answers EBUSY while someone (udev, blkid) has the
- * device open. */
+/*
+ * LOOP_CTL_REMOVE answers EBUSY while someone (udev, blkid) has the
+ * device open.
+ */
 #define LOOPDEV_REMOVE_TRIES	20
 #define LOOPDEV_REMOVE_PAUSE_US	50000
 /* mincore() window: bounds the residency vector to 64 KiB. */
@@ -93,8 +99,10 @@ static void pause_us(unsigned long us)
 		;
 }
 
-/* xorshift64: jitter only, seeded per process so that concurrent runs
- * started at once do not retry in lock step. */
+/*
+ * xorshift64: jitter only, seeded per process so that concurrent runs
+ * started at once do not retry in lock step.
+ */
 static uint64_t jitter_state;
 
 static uint64_t jitter_next(void)
@@ -542,10 +550,12 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 	d->has_dioalign = false;
 	d->dio_offset_align = d->dio_mem_align = 0;
 
-	/* 1. O_DIRECT: do_dentry_open() and setfl() apply the same test
+	/*
+	 * 1. O_DIRECT: do_dentry_open() and setfl() apply the same test
 	 * (FMODE_CAN_ODIRECT, i.e. a ->direct_IO address space operation),
 	 * so flipping the flag on our descriptor answers "would an O_DIRECT
-	 * open succeed" without opening the file again. */
+	 * open succeed" without opening the file again.
+	 */
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0)
 		return -errno;
@@ -557,8 +567,10 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 			return -errno;
 	}
 
-	/* 2. The device __loop_update_dio() checks: the block device itself,
-	 * or the file system's s_bdev (none for tmpfs, 9p, NFS, overlay). */
+	/*
+	 * 2. The device __loop_update_dio() checks: the block device itself,
+	 * or the file system's s_bdev (none for tmpfs, 9p, NFS, overlay).
+	 */
 	if (S_ISBLK(st.st_mode)) {
 		snprintf(d->fstype, sizeof(d->fstype), "block device");
 		d->bdev = st.st_rdev;
@@ -578,15 +590,19 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 			d->bdev_lbs = 0;
 	}
 
-	/* 3. What the file system itself needs (6.1+; older kernels ignore
-	 * the mask bit and leave it unset). */
+	/*
+	 * 3. What the file system itself needs (6.1+; older kernels ignore
+	 * the mask bit and leave it unset).
+	 */
 	rc = get_dioalign(fd, d);
 	if (rc && rc != -EINVAL && rc != -ENOSYS)
 		return rc;
 
-	/* The sector size the kernel would pick when none is given:
+	/*
+	 * The sector size the kernel would pick when none is given:
 	 * loop_configure() matches s_bdev's block size for an O_DIRECT
-	 * file, 512 otherwise (a block device's inode has no s_bdev). */
+	 * file, 512 otherwise (a block device's inode has no s_bdev).
+	 */
 	if (d->sector_size)
 		d->sector_used = d->sector_size;
 	else if (S_ISREG(st.st_mode) && !d->odirect_errno && d->bdev_lbs)
@@ -669,9 +685,11 @@ int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size)
 		return rc;
 	if (size)
 		*size = sz;
-	/* The kernel sizes the device in whole 512-byte sectors
+	/*
+	 * The kernel sizes the device in whole 512-byte sectors
 	 * (get_size()): with less than one left, loop_set_size() makes a
-	 * device of 0 bytes, and succeeds. */
+	 * device of 0 bytes, and succeeds.
+	 */
 	return offset >= sz || sz - offset < LOOPDEV_SECTOR_MIN ? -ENODATA : 0;
 }
 
@@ -721,8 +739,10 @@ const char *loopdev_stat_name(unsigned int i)
 	return i < LOOPDEV_NR_STATS ? stat_names[i] : NULL;
 }
 
-/* One line of decimal fields; fields a later kernel appends are ignored,
- * fewer than we know means a format we do not understand: absent. */
+/*
+ * One line of decimal fields; fields a later kernel appends are ignored,
+ * fewer than we know means a format we do not understand: absent.
+ */
 static void read_stat(struct loopdev_ctx *lc)
 {
 	struct loopdev_stat *st = &lc->state.stat;
@@ -768,8 +788,10 @@ int loopdev_read_state(struct loopdev_ctx *lc)
 	if (access(path, F_OK) < 0)
 		return errno == ENOENT ? 0 : -errno;
 
-	/* The attributes vanish when the device is detached under us:
-	 * ENOENT then means "not bound". */
+	/*
+	 * The attributes vanish when the device is detached under us:
+	 * ENOENT then means "not bound".
+	 */
 	rc = loop_sysfs_path(lc, "loop/backing_file", path, sizeof(path));
 	if (!rc)
 		rc = read_str(path, s->back_file, sizeof(s->back_file));
@@ -1001,8 +1023,10 @@ static int configure_legacy(struct loopdev_ctx *lc)
 	rc = ioctl_retry(lc->fd, LOOP_SET_STATUS64, (unsigned long)&info);
 	if (!rc && lc->sector_size)
 		rc = ioctl_retry(lc->fd, LOOP_SET_BLOCK_SIZE, lc->sector_size);
-	/* EINVAL here means "direct I/O impossible": the caller reads the
-	 * state back and decides. */
+	/*
+	 * EINVAL here means "direct I/O impossible": the caller reads the
+	 * state back and decides.
+	 */
 	if (!rc && lc->want_dio &&
 	    ioctl(lc->fd, LOOP_SET_DIRECT_IO, 1UL) < 0 && errno != EINVAL)
 		rc = -errno;
@@ -1026,9 +1050,11 @@ static int configure(struct loopdev_ctx *lc)
 			lc->flags |= LOOPDEV_FL_CLAIMED;
 			return 0;
 		}
-		/* Unknown ioctls end in lo_simple_ioctl()'s EINVAL before
+		/*
+		 * Unknown ioctls end in lo_simple_ioctl()'s EINVAL before
 		 * 5.8; nothing is bound after a failed LOOP_CONFIGURE, so
-		 * the old path can safely try and report its own error. */
+		 * the old path can safely try and report its own error.
+		 */
 		if (errno != EINVAL && errno != ENOTTY)
 			return -errno;
 		lc->flags |= LOOPDEV_FL_USED_LEGACY;
@@ -1038,9 +1064,11 @@ static int configure(struct loopdev_ctx *lc)
 	return configure_legacy(lc);
 }
 
-/* Put O_DIRECT on the backing descriptor exactly when direct I/O is
+/*
+ * Put O_DIRECT on the backing descriptor exactly when direct I/O is
  * wanted: loop_configure() keys its default sector size and
- * loop_update_dio() on it. */
+ * loop_update_dio() on it.
+ */
 static int set_backing_odirect(struct loopdev_ctx *lc, bool on)
 {
 	int fl = fcntl(lc->back_fd, F_GETFL);
@@ -1216,8 +1244,10 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	old_sector = lc->state.sector_size;
 	old_dio = lc->state.dio;
 
-	/* Predict before changing anything. Without the backing file (it
-	 * was deleted or renamed) the kernel's EINVAL is the only answer. */
+	/*
+	 * Predict before changing anything. Without the backing file (it
+	 * was deleted or renamed) the kernel's EINVAL is the only answer.
+	 */
 	if (lc->flags & LOOPDEV_FL_SECTOR_AUTO) {
 		rc = dio_for_sector(lc, 0, d);
 		if (rc)
@@ -1250,15 +1280,19 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 		break;
 	}
 
-	/* Write back what sits in the device's cache first: the kernel
-	 * syncs too, but an error is better seen here. */
+	/*
+	 * Write back what sits in the device's cache first: the kernel
+	 * syncs too, but an error is better seen here.
+	 */
 	if (fsync(lc->fd) < 0 && errno != EINVAL && errno != EROFS)
 		return -errno;
 
-	/* Sector size first: LOOP_SET_BLOCK_SIZE re-runs loop_update_dio()
+	/*
+	 * Sector size first: LOOP_SET_BLOCK_SIZE re-runs loop_update_dio()
 	 * with the backing file's O_DIRECT flag, which would undo an
 	 * earlier LOOP_SET_DIRECT_IO(0), and LOOP_SET_DIRECT_IO(1) fails
-	 * while the sector size is still too small. */
+	 * while the sector size is still too small.
+	 */
 	if (new_sector != old_sector) {
 		rc = set_sector(lc, new_sector);
 		if (rc)
@@ -1284,8 +1318,10 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	}
 	rc = loopdev_read_state(lc);
 	if (!rc && want && !lc->state.dio && lc->dio != LOOPDEV_DIO_AUTO) {
-		/* loop_set_dio() returned 0, so this would be a kernel that
-		 * lies: put things back and say so */
+		/*
+		 * loop_set_dio() returned 0, so this would be a kernel that
+		 * lies: put things back and say so
+		 */
 		if (new_sector != old_sector)
 			set_sector(lc, old_sector);
 		ioctl(lc->fd, LOOP_SET_DIRECT_IO, (unsigned long)old_dio);
@@ -1315,8 +1351,10 @@ int loopdev_detach(struct loopdev_ctx *lc, bool *deferred)
 	if (ioctl(lc->fd, LOOP_CLR_FD, 0) < 0)
 		return -errno;
 
-	/* loop_clr_fd() returns 0 both when it detached and when others
-	 * hold the device open and it only set LO_FLAGS_AUTOCLEAR. */
+	/*
+	 * loop_clr_fd() returns 0 both when it detached and when others
+	 * hold the device open and it only set LO_FLAGS_AUTOCLEAR.
+	 */
 	rc = loopdev_read_state(lc);
 	if (rc)
 		return rc;

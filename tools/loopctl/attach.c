@@ -222,9 +222,9 @@ int cmd_attach(int argc, char **argv)
 			loopdev_set_sizelimit(&lc, parse_bytes(optarg,
 							       "--sizelimit"));
 			if (loopdev_get_sizelimit(&lc) % 512)
-				errx(LOOPCTL_EXIT_FAILURE, "--sizelimit: '%s': "
-				     "not a multiple of 512 bytes (the kernel "
-				     "would round it down)", optarg);
+				errx(LOOPCTL_EXIT_FAILURE,
+				     "--sizelimit: '%s': not a multiple of 512 bytes (the kernel would round it down)",
+				     optarg);
 			break;
 		case 'r':
 			loopdev_set_flags(&lc, LOOPDEV_FL_READONLY);
@@ -254,9 +254,7 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (loopdev_is_flag(&lc, LOOPDEV_FL_AUTOCLEAR) && !cmd) {
 		/* our own close would be the last: detached at once */
-		warnx("attach: --autoclear needs a command (after --) to run "
-		      "while the device is held; for a mount use 'mount -o "
-		      "loop'");
+		warnx("attach: --autoclear needs a command (after --) to run while the device is held; for a mount use 'mount -o loop'");
 		errtryhelp("attach");
 	}
 	if (cmd && !loopdev_is_flag(&lc, LOOPDEV_FL_AUTOCLEAR)) {
@@ -274,8 +272,7 @@ int cmd_attach(int argc, char **argv)
 	/* The file, once; everything after uses the descriptor. */
 	rc = loopdev_open_backing(&lc, file);
 	if (rc == -EINVAL)
-		errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or block "
-		     "device", file);
+		errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or block device", file);
 	if (rc)
 		errx(exit_code_of(rc) == LOOPCTL_EXIT_PERM ?
 		     LOOPCTL_EXIT_PERM : LOOPCTL_EXIT_FAILURE, "%s: %s",
@@ -316,15 +313,16 @@ int cmd_attach(int argc, char **argv)
 	rc = loopdev_attach(&lc);
 	if (rc == -EOPNOTSUPP) {
 		/* the prediction said yes, the kernel said no */
-		warnx("%s: direct I/O was required but the kernel kept it "
-		      "off; nothing attached", file);
+		warnx("%s: direct I/O was required but the kernel kept it off; nothing attached",
+		      file);
 		exit(LOOPCTL_EXIT_NO_DIO);
 	}
 	if (rc == -EBUSY)
-		errx(LOOPCTL_EXIT_BUSY, device ? "%s: device is busy (already "
-		     "bound; detach it first or omit <device>)" :
-		     "%s: no free loop device after %u tries", device ? device :
-		     LOOPDEV_CONTROL, loopdev_get_alloc_tries(&lc));
+		errx(LOOPCTL_EXIT_BUSY, device ?
+		     "%s: device is busy (already bound; detach it first or omit <device>)" :
+		     "%s: no free loop device after %u tries",
+		     device ? device : LOOPDEV_CONTROL,
+		     loopdev_get_alloc_tries(&lc));
 	if (rc)
 		exit(report(device ? device : file, rc, "attach"));
 
@@ -332,9 +330,8 @@ int cmd_attach(int argc, char **argv)
 	st = loopdev_get_state(&lc);
 	path = loopdev_get_path(&lc);
 	if (loopdev_wants_dio(&lc) && !st->dio && !quiet)
-		warnx("%s: direct I/O was requested but the kernel kept it "
-		      "off although every known condition holds; see "
-		      "'loopctl why %s'", path, path);
+		warnx("%s: direct I/O was requested but the kernel kept it off although every known condition holds; see 'loopctl why %s'",
+		      path, path);
 	if (loopdev_get_sector_size(&lc) &&
 	    st->sector_size != loopdev_get_sector_size(&lc))
 		warnx("%s: sector size is %u, not %u as requested", path,

@@ -77,8 +77,7 @@ int check_access(const char *path, int mode, const char *what)
 		return LOOPCTL_EXIT_PERM;
 	}
 	if (errno == ENOENT && !strcmp(path, LOOPDEV_CONTROL))
-		warnx("%s: does not exist: is the loop driver loaded? "
-		      "(modprobe loop)", path);
+		warnx("%s: does not exist: is the loop driver loaded? (modprobe loop)", path);
 	else
 		warn("%s", path);
 	return LOOPCTL_EXIT_FAILURE;
@@ -115,8 +114,8 @@ int report(const char *obj, int rc, const char *what)
 		warnx("%s: %s: device is busy", obj, what);
 		break;
 	case -ESTALE:
-		warnx("%s: %s: the device node changed after it was checked "
-		      "(replaced?); nothing done", obj, what);
+		warnx("%s: %s: the device node changed after it was checked (replaced?); nothing done",
+		      obj, what);
 		break;
 	default:
 		warnx("%s: %s: %s", obj, what, strerror(-rc));
@@ -172,8 +171,9 @@ uint64_t parse_bytes(const char *arg, const char *opt)
 	if (rc == -ERANGE || (!rc && v > (uint64_t)INT64_MAX))
 		errx(LOOPCTL_EXIT_FAILURE, "%s: '%s': too large", opt, arg);
 	if (rc)
-		errx(LOOPCTL_EXIT_FAILURE, "%s: '%s': not a size in bytes "
-		     "(digits, optionally followed by K, M, G, T)", opt, arg);
+		errx(LOOPCTL_EXIT_FAILURE,
+		     "%s: '%s': not a size in bytes (digits, optionally followed by K, M, G, T)",
+		     opt, arg);
 	return v;
 }
 
@@ -188,9 +188,9 @@ void parse_sector(struct loopdev_ctx *lc, const char *arg)
 	}
 	if (strtosize(arg, &v) || v > UINT32_MAX ||
 	    loopdev_set_sector_size(lc, (uint32_t)v) || !v)
-		errx(LOOPCTL_EXIT_FAILURE, "--sector-size: '%s': not a power "
-		     "of two from 512 to %u, or auto", arg,
-		     loopdev_sector_max());
+		errx(LOOPCTL_EXIT_FAILURE,
+		     "--sector-size: '%s': not a power of two from 512 to %u, or auto",
+		     arg, loopdev_sector_max());
 }
 
 const char *dio_word(enum loopdev_dio_mode m)
@@ -241,9 +241,9 @@ static void odirect_brief(char *buf, size_t len, const struct loopdev_dio *d)
 
 static void odirect_detail(char *buf, size_t len, const struct loopdev_dio *d)
 {
-	snprintf(buf, len, "%s does not support O_DIRECT (%s); move the file "
-		 "to a file system that does (ext4, xfs, btrfs) or use "
-		 "--direct-io=off%s", d->fstype, strerror(d->odirect_errno),
+	snprintf(buf, len,
+		 "%s does not support O_DIRECT (%s); move the file to a file system that does (ext4, xfs, btrfs) or use --direct-io=off%s",
+		 d->fstype, strerror(d->odirect_errno),
 		 !strcmp(d->fstype, "tmpfs") ?
 		 "; tmpfs supports O_DIRECT from Linux 6.6" : "");
 }
@@ -258,9 +258,8 @@ static void sector_detail(char *buf, size_t len, const struct loopdev_dio *d)
 {
 	char dev[96];
 
-	snprintf(buf, len, "sector size %u is smaller than %u, the logical "
-		 "block size of %s; use --sector-size %u (or auto); note that "
-		 "this changes how a partition table inside the image is read",
+	snprintf(buf, len,
+		 "sector size %u is smaller than %u, the logical block size of %s; use --sector-size %u (or auto); note that this changes how a partition table inside the image is read",
 		 d->sector_used, d->bdev_lbs, bdev_label(d, dev, sizeof(dev)),
 		 d->best_sector ? d->best_sector : d->bdev_lbs);
 }
@@ -275,8 +274,8 @@ static void offset_detail(char *buf, size_t len, const struct loopdev_dio *d)
 {
 	char dev[96];
 
-	snprintf(buf, len, "offset %" PRIu64 " is not a multiple of %u, the "
-		 "logical block size of %s; use an offset aligned to %u bytes",
+	snprintf(buf, len,
+		 "offset %" PRIu64 " is not a multiple of %u, the logical block size of %s; use an offset aligned to %u bytes",
 		 d->offset, d->bdev_lbs, bdev_label(d, dev, sizeof(dev)),
 		 d->bdev_lbs);
 }
@@ -290,10 +289,8 @@ static void fs_align_brief(char *buf, size_t len, const struct loopdev_dio *d)
 static void fs_align_detail(char *buf, size_t len,
 			    const struct loopdev_dio *d)
 {
-	snprintf(buf, len, "%s needs direct I/O aligned to %u bytes "
-		 "(STATX_DIOALIGN) but the sector size is %u and the offset %"
-		 PRIu64 "; use --sector-size %u and an offset aligned to it "
-		 "(the kernel would not check this and the I/O would fail)",
+	snprintf(buf, len,
+		 "%s needs direct I/O aligned to %u bytes (STATX_DIOALIGN) but the sector size is %u and the offset %" PRIu64 "; use --sector-size %u and an offset aligned to it (the kernel would not check this and the I/O would fail)",
 		 d->fstype, d->dio_offset_align, d->sector_used, d->offset,
 		 d->dio_offset_align);
 }
@@ -307,25 +304,25 @@ static void too_large_brief(char *buf, size_t len,
 static void too_large_detail(char *buf, size_t len,
 			     const struct loopdev_dio *d)
 {
-	snprintf(buf, len, "direct I/O needs %u-byte alignment, more than "
-		 "the largest loop sector size (%u, the page size); use "
-		 "--direct-io=off", d->required, loopdev_sector_max());
+	snprintf(buf, len,
+		 "direct I/O needs %u-byte alignment, more than the largest loop sector size (%u, the page size); use --direct-io=off",
+		 d->required, loopdev_sector_max());
 }
 
 static void fs_buffered_detail(char *buf, size_t len,
 			       const struct loopdev_dio *d)
 {
-	snprintf(buf, len, "%s reports no direct I/O support for this file "
-		 "(STATX_DIOALIGN): it accepts O_DIRECT but serves it through "
-		 "the page cache (e.g. ext4 data=journal)", d->fstype);
+	snprintf(buf, len,
+		 "%s reports no direct I/O support for this file (STATX_DIOALIGN): it accepts O_DIRECT but serves it through the page cache (e.g. ext4 data=journal)",
+		 d->fstype);
 }
 
 static void align_unknown_detail(char *buf, size_t len,
 				 const struct loopdev_dio *d)
 {
-	snprintf(buf, len, "%s reports no direct I/O alignment (no "
-		 "STATX_DIOALIGN) and has no block device: neither the kernel "
-		 "nor loopctl can check the alignment", d->fstype);
+	snprintf(buf, len,
+		 "%s reports no direct I/O alignment (no STATX_DIOALIGN) and has no block device: neither the kernel nor loopctl can check the alignment",
+		 d->fstype);
 }
 
 static const struct dio_reason dio_reasons[] = {
@@ -402,23 +399,24 @@ void nothing_to_attach(uint64_t size, const char *file,
 	if (!size)
 		snprintf(why, sizeof(why), "the file is empty");
 	else if (offset >= size)
-		snprintf(why, sizeof(why), "offset %" PRIu64 " is at or past "
-			 "the end of the file (%" PRIu64 " bytes)", offset,
-			 size);
+		snprintf(why, sizeof(why),
+			 "offset %" PRIu64 " is at or past the end of the file (%" PRIu64 " bytes)",
+			 offset, size);
 	else
-		snprintf(why, sizeof(why), "%" PRIu64 " bytes from offset %"
-			 PRIu64 " to the end of the file, less than one "
-			 "%d-byte sector", size - offset, offset,
-			 LOOPDEV_SECTOR_MIN);
+		snprintf(why, sizeof(why),
+			 "%" PRIu64 " bytes from offset %" PRIu64 " to the end of the file, less than one %d-byte sector",
+			 size - offset, offset, LOOPDEV_SECTOR_MIN);
 	if (to_stderr)
-		warnx("%s: nothing to attach: %s (the device would have 0 "
-		      "bytes)", file, why);
+		warnx("%s: nothing to attach: %s (the device would have 0 bytes)",
+		      file, why);
 	else
 		printf("%s: nothing to attach: %s\n", file, why);
 }
 
-/* Between @min and @max operands after the options, or a usage error
- * naming what is missing (@what) or the first one too many. */
+/*
+ * Between @min and @max operands after the options, or a usage error
+ * naming what is missing (@what) or the first one too many.
+ */
 void check_operands(int argc, char **argv, int min, int max,
 		    const char *cmd, const char *what)
 {

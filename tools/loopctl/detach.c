@@ -48,8 +48,7 @@ int cmd_detach(int argc, char **argv)
 		}
 	}
 	if (all && optind < argc) {
-		warnx("detach: --all and a device list are mutually "
-		      "exclusive");
+		warnx("detach: --all and a device list are mutually exclusive");
 		errtryhelp("detach");
 	}
 	if (!all && optind >= argc) {
@@ -89,8 +88,8 @@ int cmd_detach(int argc, char **argv)
 		}
 		loopdev_forget_request(&lc);
 		if (deferred) {
-			warnx("%s: in use: the kernel set autoclear instead; "
-			      "it detaches when the last user closes it", dev);
+			warnx("%s: in use: the kernel set autoclear instead; it detaches when the last user closes it",
+			      dev);
 			set_exit(LOOPCTL_EXIT_BUSY);
 		} else if (remove) {
 			rc = loopdev_remove(&lc);

@@ -71,8 +71,10 @@ struct libscols_table *new_table(const struct output *o,
 	return tb;
 }
 
-/* Print and free @tb: JSON always (an empty list is an answer), a table
- * only when it has lines. */
+/*
+ * Print and free @tb: JSON always (an empty list is an answer), a table
+ * only when it has lines.
+ */
 void print_table(struct libscols_table *tb, const struct output *o)
 {
 	if (o->json || scols_table_get_nlines(tb))

@@ -61,8 +61,7 @@ int cmd_set(int argc, char **argv)
 	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_KEEP &&
 	    !loopdev_get_sector_size(&lc) &&
 	    !loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
-		warnx("set: nothing to change: give --direct-io or "
-		      "--sector-size");
+		warnx("set: nothing to change: give --direct-io or --sector-size");
 		errtryhelp("set");
 	}
 	dev = argv[optind];
@@ -84,8 +83,7 @@ int cmd_set(int argc, char **argv)
 			      "is impossible");
 			explain(dev, &d, true);
 		} else {
-			warnx("%s: the kernel refused direct I/O (EINVAL), "
-			      "nothing changed", dev);
+			warnx("%s: the kernel refused direct I/O (EINVAL), nothing changed", dev);
 		}
 		exit(LOOPCTL_EXIT_NO_DIO);
 	}

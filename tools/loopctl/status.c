@@ -54,8 +54,7 @@ static const struct cli_colinfo status_cols[NR_STATUS_COLS] = {
 	[COL_DIO]	  = { "DIO", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
 			      "direct I/O in effect" },
 	[COL_DIO_REQ]	  = { "DIO-REQ", 4, 0, SCOLS_JSON_STRING,
-			      "direct I/O requested: on, auto, off (empty: "
-			      "unknown)" },
+			      "direct I/O requested: on, auto, off (empty: unknown)" },
 	[COL_DIO_WHY]	  = { "DIO-WHY", 0.3, SCOLS_FL_TRUNC,
 			      SCOLS_JSON_STRING, "why direct I/O is off" },
 	/* the loop/stat fields, in the kernel's order */

@@ -43,8 +43,7 @@ static void print_facts(const char *obj, const struct loopdev_dio *d)
 		printf("  block device:   %s, logical block size %u\n",
 		       bdev_label(d, dev, sizeof(dev)), d->bdev_lbs);
 	else
-		printf("  block device:   none (the kernel checks no block "
-		       "size)\n");
+		printf("  block device:   none (the kernel checks no block size)\n");
 	printf("  sector size:    %u%s\n", d->sector_used,
 	       d->sector_size ? "" : " (what the kernel picks by default)");
 	printf("  offset:         %" PRIu64 "\n", d->offset);
@@ -94,9 +93,9 @@ int cmd_why(int argc, char **argv)
 	if (is_loop) {
 		/* sysfs only: no ioctl, not even an open of the device */
 		if (have_offset || have_sector)
-			errx(LOOPCTL_EXIT_FAILURE, "%s: --offset and "
-			     "--sector-size apply to files; for a device use "
-			     "its own (or try 'loopctl set')", obj);
+			errx(LOOPCTL_EXIT_FAILURE,
+			     "%s: --offset and --sector-size apply to files; for a device use its own (or try 'loopctl set')",
+			     obj);
 		set_device_or_die(&lc, obj);
 		rc = loopdev_read_state(&lc);
 		if (rc)
@@ -106,8 +105,8 @@ int cmd_why(int argc, char **argv)
 			errx(LOOPCTL_EXIT_NOT_LOOP, "%s: not bound to a file",
 			     obj);
 		loopdev_load_request(&lc, &req);
-		printf("%s: direct I/O is %s (requested: %s), backing file "
-		       "%s\n", obj, loopdev_get_state(&lc)->dio ? "on" : "off",
+		printf("%s: direct I/O is %s (requested: %s), backing file %s\n",
+		       obj, loopdev_get_state(&lc)->dio ? "on" : "off",
 		       req.known ? dio_word(req.dio) : "unknown",
 		       loopdev_get_state(&lc)->back_file);
 		rc = loopdev_dio_for_state(&lc, &d);
@@ -135,25 +134,21 @@ int cmd_why(int argc, char **argv)
 		}
 		close(fd);
 		if (rc == -EINVAL)
-			errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or "
-			     "block device", obj);
+			errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or block device", obj);
 		if (rc)
 			errx(LOOPCTL_EXIT_FAILURE, "%s: %s", obj,
 			     strerror(-rc));
 		if (loopdev_dio_possible(&d))
-			printf("%s: direct I/O can work with sector size %u "
-			       "and offset %" PRIu64 "\n", obj, d.sector_used,
-			       d.offset);
+			printf("%s: direct I/O can work with sector size %u and offset %" PRIu64 "\n",
+			       obj, d.sector_used, d.offset);
 		else
-			printf("%s: direct I/O cannot work with sector size %u "
-			       "and offset %" PRIu64 "\n", obj, d.sector_used,
-			       d.offset);
+			printf("%s: direct I/O cannot work with sector size %u and offset %" PRIu64 "\n",
+			       obj, d.sector_used, d.offset);
 	}
 	print_facts(obj, &d);
 	if (loopdev_dio_possible(&d)) {
 		if (is_loop && !loopdev_get_state(&lc)->dio)
-			printf("  direct I/O is off only because it was not "
-			       "asked for: loopctl set %s --direct-io=on\n",
+			printf("  direct I/O is off only because it was not asked for: loopctl set %s --direct-io=on\n",
 			       obj);
 		else if (!is_loop && d.best_sector &&
 			 d.best_sector < d.sector_used)
