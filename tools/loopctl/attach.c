@@ -180,7 +180,18 @@ static int split_command(int argc, char **argv, char ***cmd)
 	return argc;
 }
 
-int cmd_attach(int argc, char **argv)
+/* What the command line asks for beyond the loop context's settings. */
+struct attach_args {
+	const char *file;
+	const char *device;	/* NULL: the first free device */
+	char **cmd;		/* after "--": run while held (--autoclear) */
+	bool dry_run;
+	bool quiet;
+};
+
+/* Options and operands into @lc and @a; bad usage exits. */
+static void parse_attach(int argc, char **argv, struct loopdev_ctx *lc,
+			 struct attach_args *a)
 {
 	static const struct option longopts[] = {
 		{ "direct-io",   optional_argument, NULL, OPT_DIRECT_IO },
@@ -195,51 +206,43 @@ int cmd_attach(int argc, char **argv)
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct loopdev_ctx lc;
-	const struct loopdev_state *st;
-	struct loopdev_dio d;
-	const char *file, *device = NULL, *path;
-	bool dry_run = false, quiet = false;
-	char **cmd;
-	int c, rc, exec_errno;
+	int c;
 
-	loopdev_init(&lc);
-	argc = split_command(argc, argv, &cmd);
+	argc = split_command(argc, argv, &a->cmd);
 	while ((c = getopt_long(argc, argv, "b:o:rPnqh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case OPT_DIRECT_IO:
-			loopdev_set_dio(&lc, parse_dio(optarg, "attach"));
+			loopdev_set_dio(lc, parse_dio(optarg, "attach"));
 			break;
 		case 'b':
-			parse_sector(&lc, optarg);
+			parse_sector(lc, optarg);
 			break;
 		case 'o':
-			loopdev_set_offset(&lc, parse_bytes(optarg,
-							    "--offset"));
+			loopdev_set_offset(lc, parse_bytes(optarg, "--offset"));
 			break;
 		case OPT_SIZELIMIT:
-			loopdev_set_sizelimit(&lc, parse_bytes(optarg,
-							       "--sizelimit"));
-			if (loopdev_get_sizelimit(&lc) % 512)
+			loopdev_set_sizelimit(lc, parse_bytes(optarg,
+							      "--sizelimit"));
+			if (loopdev_get_sizelimit(lc) % 512)
 				errx(LOOPCTL_EXIT_FAILURE,
 				     "--sizelimit: '%s': not a multiple of 512 bytes (the kernel would round it down)",
 				     optarg);
 			break;
 		case 'r':
-			loopdev_set_flags(&lc, LOOPDEV_FL_READONLY);
+			loopdev_set_flags(lc, LOOPDEV_FL_READONLY);
 			break;
 		case 'P':
-			loopdev_set_flags(&lc, LOOPDEV_FL_PARTSCAN);
+			loopdev_set_flags(lc, LOOPDEV_FL_PARTSCAN);
 			break;
 		case OPT_AUTOCLEAR:
-			loopdev_set_flags(&lc, LOOPDEV_FL_AUTOCLEAR);
+			loopdev_set_flags(lc, LOOPDEV_FL_AUTOCLEAR);
 			break;
 		case 'n':
-			dry_run = true;
+			a->dry_run = true;
 			break;
 		case 'q':
-			quiet = true;
+			a->quiet = true;
 			break;
 		case 'h':
 			usage_attach();
@@ -248,42 +251,54 @@ int cmd_attach(int argc, char **argv)
 		}
 	}
 	check_operands(argc, argv, 1, 2, "attach", "file");
-	if (cmd && !*cmd) {
+	if (a->cmd && !*a->cmd) {
 		warnx("attach: no command given after --");
 		errtryhelp("attach");
 	}
-	if (loopdev_is_flag(&lc, LOOPDEV_FL_AUTOCLEAR) && !cmd) {
+	if (loopdev_is_flag(lc, LOOPDEV_FL_AUTOCLEAR) && !a->cmd) {
 		/* our own close would be the last: detached at once */
 		warnx("attach: --autoclear needs a command (after --) to run while the device is held; for a mount use 'mount -o loop'");
 		errtryhelp("attach");
 	}
-	if (cmd && !loopdev_is_flag(&lc, LOOPDEV_FL_AUTOCLEAR)) {
+	if (a->cmd && !loopdev_is_flag(lc, LOOPDEV_FL_AUTOCLEAR)) {
 		warnx("attach: a command (after --) needs --autoclear");
 		errtryhelp("attach");
 	}
-	file = argv[optind];
+	a->file = argv[optind];
 	if (argc - optind == 2) {
-		device = argv[optind + 1];
-		set_device_or_die(&lc, device);
+		a->device = argv[optind + 1];
+		set_device_or_die(lc, a->device);
 	}
 	if (getenv("LOOPCTL_LEGACY_SETUP"))
-		loopdev_set_flags(&lc, LOOPDEV_FL_LEGACY);
+		loopdev_set_flags(lc, LOOPDEV_FL_LEGACY);
+}
 
-	/* The file, once; everything after uses the descriptor. */
-	rc = loopdev_open_backing(&lc, file);
+/*
+ * Open the backing file (once; everything after uses the descriptor)
+ * and decide direct I/O before anything is attached. Exits when there
+ * is nothing to attach or direct I/O is required and impossible.
+ */
+static void open_and_plan(struct loopdev_ctx *lc, const struct attach_args *a)
+{
+	const char *file = a->file;
+	struct loopdev_dio d;
+	int rc;
+
+	rc = loopdev_open_backing(lc, file);
 	if (rc == -EINVAL)
-		errx(LOOPCTL_EXIT_FAILURE, "%s: not a regular file or block device", file);
+		errx(LOOPCTL_EXIT_FAILURE,
+		     "%s: not a regular file or block device", file);
 	if (rc)
 		errx(exit_code_of(rc) == LOOPCTL_EXIT_PERM ?
 		     LOOPCTL_EXIT_PERM : LOOPCTL_EXIT_FAILURE, "%s: %s",
 		     cli_name(file), strerror(-rc));
-	if (!quiet && loopdev_is_flag(&lc, LOOPDEV_FL_RO_FALLBACK))
+	if (!a->quiet && loopdev_is_flag(lc, LOOPDEV_FL_RO_FALLBACK))
 		warnx("%s: write-protected, attaching read-only", file);
 
-	rc = loopdev_plan(&lc, &d);
+	rc = loopdev_plan(lc, &d);
 	if (rc == -ENODATA) {
-		nothing_to_attach(loopdev_get_back_size(&lc), file,
-				  loopdev_get_offset(&lc), true);
+		nothing_to_attach(loopdev_get_back_size(lc), file,
+				  loopdev_get_offset(lc), true);
 		exit(LOOPCTL_EXIT_NO_DATA);
 	}
 	if (rc == -EOPNOTSUPP) {
@@ -293,28 +308,30 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (rc)
 		errx(LOOPCTL_EXIT_FAILURE, "%s: %s", file, strerror(-rc));
-	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_AUTO &&
-	    !loopdev_wants_dio(&lc) && !quiet) {
+	if (a->quiet)
+		return;
+	if (loopdev_get_dio(lc) == LOOPDEV_DIO_AUTO && !loopdev_wants_dio(lc)) {
 		warnx("%s: direct I/O is off, attaching with buffered I/O:",
 		      file);
 		explain(file, &d, true);
 	}
-	if (loopdev_wants_dio(&lc) && !quiet)
+	if (loopdev_wants_dio(lc))
 		explain_warnings(file, &d, true);
+}
 
-	if (dry_run) {
-		print_plan(&lc, file, device);
-		loopdev_deinit(&lc);
-		return LOOPCTL_EXIT_OK;
-	}
+/* Attach, or exit with the reason; nothing is left attached then. */
+static void attach_or_die(struct loopdev_ctx *lc, const struct attach_args *a)
+{
+	const char *device = a->device;
+	int rc;
 
-	require_access(device ? loopdev_get_path(&lc) : LOOPDEV_CONTROL,
+	require_access(device ? loopdev_get_path(lc) : LOOPDEV_CONTROL,
 		       R_OK | W_OK, "attaching a loop device");
-	rc = loopdev_attach(&lc);
+	rc = loopdev_attach(lc);
 	if (rc == -EOPNOTSUPP) {
 		/* the prediction said yes, the kernel said no */
 		warnx("%s: direct I/O was required but the kernel kept it off; nothing attached",
-		      file);
+		      a->file);
 		exit(LOOPCTL_EXIT_NO_DIO);
 	}
 	if (rc == -EBUSY)
@@ -322,62 +339,99 @@ int cmd_attach(int argc, char **argv)
 		     "%s: device is busy (already bound; detach it first or omit <device>)" :
 		     "%s: no free loop device after %u tries",
 		     device ? device : LOOPDEV_CONTROL,
-		     loopdev_get_alloc_tries(&lc));
+		     loopdev_get_alloc_tries(lc));
 	if (rc)
-		exit(report(device ? device : file, rc, "attach"));
+		exit(report(device ? device : a->file, rc, "attach"));
+}
 
-	/* Requested versus effective: say it when they differ. */
-	st = loopdev_get_state(&lc);
-	path = loopdev_get_path(&lc);
-	if (loopdev_wants_dio(&lc) && !st->dio && !quiet)
+/* Requested versus effective: say it when they differ. */
+static void warn_differences(struct loopdev_ctx *lc, bool quiet)
+{
+	const struct loopdev_state *st = loopdev_get_state(lc);
+	const char *path = loopdev_get_path(lc);
+
+	if (loopdev_wants_dio(lc) && !st->dio && !quiet)
 		warnx("%s: direct I/O was requested but the kernel kept it off although every known condition holds; see 'loopctl why %s'",
 		      path, path);
-	if (loopdev_get_sector_size(&lc) &&
-	    st->sector_size != loopdev_get_sector_size(&lc))
+	if (loopdev_get_sector_size(lc) &&
+	    st->sector_size != loopdev_get_sector_size(lc))
 		warnx("%s: sector size is %u, not %u as requested", path,
-		      st->sector_size, loopdev_get_sector_size(&lc));
-	if (st->offset != loopdev_get_offset(&lc) ||
-	    st->sizelimit != loopdev_get_sizelimit(&lc))
+		      st->sector_size, loopdev_get_sector_size(lc));
+	if (st->offset != loopdev_get_offset(lc) ||
+	    st->sizelimit != loopdev_get_sizelimit(lc))
 		warnx("%s: offset/sizelimit is %" PRIu64 "/%" PRIu64
 		      ", not %" PRIu64 "/%" PRIu64 " as requested", path,
-		      st->offset, st->sizelimit, loopdev_get_offset(&lc),
-		      loopdev_get_sizelimit(&lc));
-	if (cmd) {
-		loopdev_save_request(&lc, loopdev_get_dio(&lc));
-		rc = run_command(cmd, loopdev_get_path(&lc), &exec_errno);
-		if (rc < 0 || exec_errno) {
-			/* never used: detach it now, not on some later close */
-			if (exec_errno)
-				warnx("%s: %s", cmd[0], strerror(exec_errno));
-			else
-				warnx("%s: cannot run: %s", cmd[0],
-				      strerror(-rc));
-			if (loopdev_release(&lc))
-				warnx("%s: cannot detach it again",
-				      loopdev_get_path(&lc));
-			if (rc < 0)
-				rc = LOOPCTL_EXIT_FAILURE;
-		}
-		loopdev_forget_request(&lc);
-		loopdev_deinit(&lc);	/* the last close: autoclear */
-		return rc;
-	}
-	/*
-	 * The name is the result: a device nobody can name is a leak, so
-	 * if it cannot be written, undo the attach and fail.
-	 */
-	printf("%s\n", loopdev_get_path(&lc));
-	if (fflush(stdout) || ferror(stdout)) {
-		warn("%s: cannot print the device name", loopdev_get_path(&lc));
-		rc = loopdev_release(&lc);
-		if (rc)
-			warnx("%s: cannot detach it again: %s",
-			      loopdev_get_path(&lc), strerror(-rc));
+		      st->offset, st->sizelimit, loopdev_get_offset(lc),
+		      loopdev_get_sizelimit(lc));
+}
+
+/*
+ * --autoclear with a command: run it while we hold the device; our
+ * close is then the last and detaches it. Returns the command's status.
+ */
+static int run_held(struct loopdev_ctx *lc, char **cmd)
+{
+	int rc, exec_errno;
+
+	loopdev_save_request(lc, loopdev_get_dio(lc));
+	rc = run_command(cmd, loopdev_get_path(lc), &exec_errno);
+	if (rc < 0 || exec_errno) {
+		/* never used: detach it now, not on some later close */
+		if (exec_errno)
+			warnx("%s: %s", cmd[0], strerror(exec_errno));
 		else
-			warnx("%s: detached again", loopdev_get_path(&lc));
-		clearerr(stdout);	/* said once, here */
-		exit(LOOPCTL_EXIT_FAILURE);
+			warnx("%s: cannot run: %s", cmd[0], strerror(-rc));
+		if (loopdev_release(lc))
+			warnx("%s: cannot detach it again",
+			      loopdev_get_path(lc));
+		if (rc < 0)
+			rc = LOOPCTL_EXIT_FAILURE;
 	}
+	loopdev_forget_request(lc);
+	loopdev_deinit(lc);	/* the last close: autoclear */
+	return rc;
+}
+
+/*
+ * The name is the result: a device nobody can name is a leak, so if it
+ * cannot be written, undo the attach and fail.
+ */
+static void print_name_or_undo(struct loopdev_ctx *lc)
+{
+	const char *path = loopdev_get_path(lc);
+	int rc;
+
+	printf("%s\n", path);
+	if (!fflush(stdout) && !ferror(stdout))
+		return;
+	warn("%s: cannot print the device name", path);
+	rc = loopdev_release(lc);
+	if (rc)
+		warnx("%s: cannot detach it again: %s", path, strerror(-rc));
+	else
+		warnx("%s: detached again", path);
+	clearerr(stdout);	/* said once, here */
+	exit(LOOPCTL_EXIT_FAILURE);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct attach_args a = { 0 };
+	struct loopdev_ctx lc;
+
+	loopdev_init(&lc);
+	parse_attach(argc, argv, &lc, &a);
+	open_and_plan(&lc, &a);
+	if (a.dry_run) {
+		print_plan(&lc, a.file, a.device);
+		loopdev_deinit(&lc);
+		return LOOPCTL_EXIT_OK;
+	}
+	attach_or_die(&lc, &a);
+	warn_differences(&lc, a.quiet);
+	if (a.cmd)
+		return run_held(&lc, a.cmd);
+	print_name_or_undo(&lc);
 	/* best effort: status then shows what was asked for */
 	loopdev_save_request(&lc, loopdev_get_dio(&lc));
 	loopdev_deinit(&lc);
