@@ -1616,7 +1616,40 @@ static uint64_t parse_num(const char *arg, const char *what, bool size,
 	return v;
 }
 
-int main(int argc, char **argv)
+static enum strategy parse_strategy(const char *arg)
+{
+	if (!strcmp(arg, "nowait"))
+		return STRATEGY_NOWAIT;
+	if (!strcmp(arg, "blocking"))
+		return STRATEGY_BLOCKING;
+	if (!strcmp(arg, "pool"))
+		return STRATEGY_POOL;
+	errx(NBCAT_EXIT_FAILURE, "invalid strategy: '%s'", arg);
+}
+
+/* --cached-only[=MODE]; also -c=MODE, which getopt hands over as "=MODE" */
+static enum cached_only parse_cached_only(const char *arg)
+{
+	if (arg && *arg == '=')
+		arg++;
+	if (!arg || !strcmp(arg, "stop"))
+		return CACHED_ONLY_STOP;
+	if (!strcmp(arg, "skip"))
+		return CACHED_ONLY_SKIP;
+	errx(NBCAT_EXIT_FAILURE, "invalid cached-only mode: '%s'", arg);
+}
+
+/* The side files and columns named on the command line. */
+struct nbcat_args {
+	const char *missing;	/* --missing */
+	const char *trace;	/* --trace */
+	const char *report;	/* --report */
+	const char *columns;	/* --output */
+};
+
+/* Options into @nb and @a; bad usage exits. Returns optind. */
+static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
+		      char **argv)
 {
 	enum {
 		OPT_PREFETCH = CHAR_MAX + 1,
@@ -1644,19 +1677,7 @@ int main(int argc, char **argv)
 		{ "version",	 no_argument,	    NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static struct nbcat ctl;	/* large (histograms): not on the stack */
-	struct nbcat *nb = &ctl;
-	const char *missing = NULL, *tracef = NULL, *report = NULL;
-	const char *columns = NULL;
-	struct guard guard = { 0 };
-	struct stat st;
-	long pagesz;
-	int c, i, rc;
-
-	/* before anything is opened: no file may become fd 0, 1 or 2 */
-	if (cli_sanitize_fds())
-		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */
-	cli_close_stdout_at_exit(NBCAT_EXIT_FAILURE);
+	int c;
 
 	nb->strategy = STRATEGY_NOWAIT;
 	nb->jobs = DEFAULT_JOBS;
@@ -1667,15 +1688,7 @@ int main(int argc, char **argv)
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (!strcmp(optarg, "nowait"))
-				nb->strategy = STRATEGY_NOWAIT;
-			else if (!strcmp(optarg, "blocking"))
-				nb->strategy = STRATEGY_BLOCKING;
-			else if (!strcmp(optarg, "pool"))
-				nb->strategy = STRATEGY_POOL;
-			else
-				errx(NBCAT_EXIT_FAILURE,
-				     "invalid strategy: '%s'", optarg);
+			nb->strategy = parse_strategy(optarg);
 			break;
 		case 'j':
 			nb->jobs = (unsigned int)parse_num(optarg,
@@ -1693,18 +1706,10 @@ int main(int argc, char **argv)
 					"window size", false, 1, MAX_WINDOW);
 			break;
 		case 'c':
-			if (optarg && *optarg == '=')	/* -c=skip */
-				optarg++;
-			if (!optarg || !strcmp(optarg, "stop"))
-				nb->cached_only = CACHED_ONLY_STOP;
-			else if (!strcmp(optarg, "skip"))
-				nb->cached_only = CACHED_ONLY_SKIP;
-			else
-				errx(NBCAT_EXIT_FAILURE,
-				     "invalid cached-only mode: '%s'", optarg);
+			nb->cached_only = parse_cached_only(optarg);
 			break;
 		case 'm':
-			missing = optarg;
+			a->missing = optarg;
 			break;
 		case OPT_PREFETCH:
 			nb->prefetch = true;
@@ -1716,10 +1721,10 @@ int main(int argc, char **argv)
 			nb->json = true;
 			break;
 		case 'r':
-			report = optarg;
+			a->report = optarg;
 			break;
 		case 'o':
-			columns = optarg;
+			a->columns = optarg;
 			break;
 		case OPT_RAW:
 			nb->raw = true;
@@ -1731,7 +1736,7 @@ int main(int argc, char **argv)
 			nb->noheadings = true;
 			break;
 		case 't':
-			tracef = optarg;
+			a->trace = optarg;
 			break;
 		case 'p':
 			nb->progress = true;
@@ -1756,8 +1761,16 @@ int main(int argc, char **argv)
 		errx(NBCAT_EXIT_FAILURE,
 		     "--cached-only works only with --strategy=nowait");
 
+	return optind;
+}
+
+/* The report's columns: the defaults, or every one for JSON, or -o. */
+static void set_columns(struct nbcat *nb, const char *list)
+{
+	int i;
+
 	/* JSON is for scripts: every column unless asked otherwise */
-	if (nb->json && !columns) {
+	if (nb->json && !list) {
 		for (i = 0; i < NR_COLS; i++)
 			nb->columns[nb->ncolumns++] = i;
 	} else {
@@ -1765,35 +1778,49 @@ int main(int argc, char **argv)
 			nb->columns[nb->ncolumns++] = default_columns[i];
 		if (nb->cached_only)
 			nb->columns[nb->ncolumns++] = COL_MISSING;
-		if (columns)
-			parse_columns(nb, columns);
+		if (list)
+			parse_columns(nb, list);
 	}
+}
 
-	/* side files: never one of the inputs or stdout (or each other) */
-	guard.ids = calloc((size_t)(argc - optind) + 4, sizeof(*guard.ids));
-	guard.what = calloc((size_t)(argc - optind) + 4, sizeof(*guard.what));
+/*
+ * Open the side files (--missing, --trace, --report): never one of the
+ * inputs (argv from @first on, or stdin), stdout, or each other.
+ */
+static void open_side_files(struct nbcat *nb, const struct nbcat_args *a,
+			    int first, int argc, char **argv)
+{
+	struct guard guard = { 0 };
+	int i;
+
+	guard.ids = calloc((size_t)(argc - first) + 4, sizeof(*guard.ids));
+	guard.what = calloc((size_t)(argc - first) + 4, sizeof(*guard.what));
 	if (!guard.ids || !guard.what)
 		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
 	guard_add_fd(&guard, STDOUT_FILENO, "standard output");
-	if (optind == argc)
+	if (first == argc)
 		guard_add_fd(&guard, STDIN_FILENO, "an input file");
-	for (i = optind; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		if (!strcmp(argv[i], "-"))
 			guard_add_fd(&guard, STDIN_FILENO, "an input file");
 		else if (!cli_file_id_path(argv[i], &guard.ids[guard.n]))
 			guard.what[guard.n++] = "an input file";
 	}
-	if (missing)
-		nb->missing_fp = open_output(&guard, "--missing", missing);
-	if (tracef)
-		nb->trace_fp = open_output(&guard, "--trace", tracef);
-	if (report && !nb->quiet)
-		nb->report_fp = open_output(&guard, "--report", report);
+	if (a->missing)
+		nb->missing_fp = open_output(&guard, "--missing", a->missing);
+	if (a->trace)
+		nb->trace_fp = open_output(&guard, "--trace", a->trace);
+	if (a->report && !nb->quiet)
+		nb->report_fp = open_output(&guard, "--report", a->report);
 	free(guard.ids);
 	free(guard.what);
+}
 
-	pagesz = sysconf(_SC_PAGESIZE);
-	nb->pagesize = pagesz > 0 ? (size_t)pagesz : 4096;
+/* What standard output is: a file to guard, a pipe to widen. */
+static void inspect_stdout(struct nbcat *nb)
+{
+	struct stat st;
+
 	if (fstat(STDOUT_FILENO, &st) < 0)
 		err(NBCAT_EXIT_FAILURE, "standard output");
 	if (S_ISREG(st.st_mode)) {
@@ -1809,7 +1836,15 @@ int main(int argc, char **argv)
 		 */
 		grow_pipe(STDOUT_FILENO, nb->chunk);
 	}
+}
 
+/* The pool, the reorder window and the counters, before the first file. */
+static void setup_reading(struct nbcat *nb)
+{
+	long pagesz = sysconf(_SC_PAGESIZE);
+	int rc;
+
+	nb->pagesize = pagesz > 0 ? (size_t)pagesz : 4096;
 	rc = workpool_init(&nb->pool, nb->jobs, nb->window);
 	if (rc)
 		errx(NBCAT_EXIT_FAILURE, "cannot set up workers: %s",
@@ -1823,12 +1858,31 @@ int main(int argc, char **argv)
 	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
 	stats_reset(&nb->total, NULL);
 	stats_reset(&nb->cur, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static struct nbcat ctl;	/* large (histograms): not on the stack */
+	struct nbcat *nb = &ctl;
+	struct nbcat_args a = { 0 };
+	int first, i;
+
+	/* before anything is opened: no file may become fd 0, 1 or 2 */
+	if (cli_sanitize_fds())
+		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */
+	cli_close_stdout_at_exit(NBCAT_EXIT_FAILURE);
+
+	first = parse_args(nb, &a, argc, argv);
+	set_columns(nb, a.columns);
+	open_side_files(nb, &a, first, argc, argv);
+	inspect_stdout(nb);
+	setup_reading(nb);
 
 	nb->start_ns = nb->progress_ns = pc_now_ns();
-	if (optind == argc) {
+	if (first == argc) {
 		cat_file(nb, "-");
 	} else {
-		for (i = optind; i < argc; i++)
+		for (i = first; i < argc; i++)
 			cat_file(nb, argv[i]);
 	}
 	nb->total.ns = pc_now_ns() - nb->start_ns;
@@ -1842,15 +1896,15 @@ int main(int argc, char **argv)
 		nb_warn(nb, "note: this kernel starts readahead on a RWF_NOWAIT miss (Linux 6.12+), so chunks after a miss may count as hits that nbcat's own probe read in (READAHEAD_ON_MISS)");
 
 	/* before the report, which may carry their warnings */
-	close_output(nb, &nb->missing_fp, missing);
-	close_output(nb, &nb->trace_fp, tracef);
+	close_output(nb, &nb->missing_fp, a.missing);
+	close_output(nb, &nb->trace_fp, a.trace);
 	if (nb->tb) {
 		if (nb->json || nb->nfiles > 1)
 			report_add(nb, &nb->total, true);
 		report_print(nb);
 		scols_unref_table(nb->tb);
 	}
-	close_output(nb, &nb->report_fp, report);
+	close_output(nb, &nb->report_fp, a.report);
 
 	if (nb->failed)
 		return NBCAT_EXIT_FAILURE;
