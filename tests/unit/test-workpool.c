@@ -2,7 +2,9 @@
 /*
  * Unit tests for tools/lib/workpool.c: the pool starts no thread before
  * the first job, runs many jobs (each reads its own range of a scratch
- * file) and reports a read error in its job; the reorder window hands slots back in the order they were pushed.
+ * file), reports a read error in its job and hands each job back once
+ * when they are taken as they finish (workpool_wait_any); the reorder
+ * window hands slots back in the order they were pushed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +98,48 @@ static void test_pool(int fd)
 	tap_ok(wp.started == 0 && !wp.threads, "deinit joins and forgets them");
 }
 
+/* Take jobs as they finish, as a server would (tests/bench/poolat). */
+static void test_wait_any(int fd)
+{
+	static struct wp_job jobs[NJOBS];
+	static char bufs[NJOBS][CHUNK];
+	struct wp_job *busy[DEPTH];
+	unsigned int next = 0, nbusy = 0, taken = 0, bad = 0, i, seen[NJOBS];
+	struct workpool wp;
+
+	if (!tap_ok(!workpool_init(&wp, 4, DEPTH), "wait_any: a pool of 4"))
+		return;
+	memset(seen, 0, sizeof(seen));
+	while (taken < NJOBS) {
+		while (next < NJOBS && nbusy < DEPTH) {
+			jobs[next] = (struct wp_job){
+				.fd = fd, .buf = bufs[next], .len = CHUNK,
+				.off = (uint64_t)next * CHUNK,
+			};
+			if (workpool_submit(&wp, &jobs[next]))
+				break;
+			busy[nbusy++] = &jobs[next++];
+		}
+		i = workpool_wait_any(&wp, busy, nbusy);
+		if (i >= nbusy || !workpool_is_done(busy[i])) {
+			bad++;
+			break;
+		}
+		seen[busy[i] - jobs]++;
+		if (busy[i]->err || busy[i]->res.bytes != CHUNK ||
+		    !chunk_ok(busy[i]->buf, (size_t)(busy[i] - jobs)))
+			bad++;
+		busy[i] = busy[--nbusy];
+		taken++;
+	}
+	for (i = 0; i < NJOBS; i++)
+		bad += seen[i] != 1;
+	tap_ok(!bad && taken == NJOBS,
+	       "wait_any: %u jobs, each handed back done, once, with its own range (%u bad)",
+	       taken, bad);
+	workpool_deinit(&wp);
+}
+
 static void test_window(void)
 {
 	struct reorder_window w;
@@ -142,6 +186,7 @@ int main(void)
 		return 77;
 	}
 	test_pool(fd);
+	test_wait_any(fd);
 	test_window();
 	close(fd);
 	return tap_done();

@@ -83,6 +83,17 @@ static inline bool workpool_is_done(const struct wp_job *job)
 /* workpool_wait - block until @job, which was submitted, is done. */
 void workpool_wait(struct workpool *wp, struct wp_job *job);
 
+/*
+ * workpool_wait_any - block until one of @jobs[0..@n) is done
+ *
+ * Every job in @jobs must have been submitted and @n must be > 0, or
+ * this never returns. Returns the index of a done job. For callers that
+ * take each job as it finishes rather than in order (a server answering
+ * requests; tests/bench/poolat) instead of a reorder window.
+ */
+unsigned int workpool_wait_any(struct workpool *wp, struct wp_job *const *jobs,
+			       unsigned int n);
+
 /* A window slot: one chunk of the file, in file order. */
 struct rwin_slot {
 	char *buf;		/* bufsz bytes, page aligned */

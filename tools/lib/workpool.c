@@ -149,6 +149,32 @@ void workpool_wait(struct workpool *wp, struct wp_job *job)
 	pthread_mutex_unlock(&wp->lock);
 }
 
+/* The index of a done job in @jobs[0..@n), or -1. */
+static int first_done(struct wp_job *const *jobs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (workpool_is_done(jobs[i]))
+			return (int)i;
+	return -1;
+}
+
+unsigned int workpool_wait_any(struct workpool *wp, struct wp_job *const *jobs,
+			       unsigned int n)
+{
+	int i = first_done(jobs, n);
+
+	if (i >= 0)
+		return (unsigned int)i;
+	/* a worker marks a job done and broadcasts under the lock */
+	pthread_mutex_lock(&wp->lock);
+	while ((i = first_done(jobs, n)) < 0)
+		pthread_cond_wait(&wp->done, &wp->lock);
+	pthread_mutex_unlock(&wp->lock);
+	return (unsigned int)i;
+}
+
 int rwin_init(struct reorder_window *w, unsigned int nslots, size_t bufsz)
 {
 	struct rwin_slot *s;
