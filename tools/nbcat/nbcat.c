@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nbcat - concatenate files like cat(1), reading every chunk of a regular
+ * file or block device with preadv2(RWF_NOWAIT) first, and report what
+ * the page cache held. Misses are completed by worker threads while the
+ * main thread probes ahead; output stays in file order through a bounded
+ * reorder window. --cached-only never blocks and writes only cached data.
+ */
+#include "nbcat.h"
+
+static void __attribute__((__noreturn__)) usage(void)
+{
+	FILE *out = stdout;
+
+	fputs("Usage:\n", out);
+	fprintf(out, " %s [options] [<file>...]\n",
+		program_invocation_short_name);
+
+	fputs("\nConcatenate files to standard output. Each chunk of a regular file or\n"
+	      "block device is first read with preadv2(RWF_NOWAIT); chunks that are not\n"
+	      "in the page cache are completed by worker threads. A report of page-cache\n"
+	      "hits and misses is written to standard error.\n", out);
+
+	fputs("\nOptions:\n", out);
+	fputs(" -s, --strategy <name>      nowait (default), blocking or pool\n", out);
+	fputs(" -j, --jobs <num>           worker threads for misses (default 4)\n", out);
+	fputs(" -b, --chunk-size <size>    bytes per read (default 256KiB)\n", out);
+	fputs(" -w, --window <num>         chunks in flight at most (default 16)\n", out);
+	fputs(" -c, --cached-only[=<how>]  never block: <how> is stop (at the first miss,\n"
+	      "                              default) or skip (skip missing ranges)\n", out);
+	fputs(" -m, --missing <file>       write the missing ranges to <file>\n", out);
+	fputs("     --prefetch             ask the kernel to read missed ranges ahead\n", out);
+	fputs(" -q, --quiet                print no report\n", out);
+	fputs(" -J, --json                 print the report as JSON\n", out);
+	fputs(" -r, --report <file>        write the report to <file>\n", out);
+	fputs(" -o, --output <list>        report columns to print\n", out);
+	fputs("     --raw                  print the report in raw format\n", out);
+	fputs("     --bytes                print exact numbers (bytes, ns, ratios)\n", out);
+	fputs(" -n, --noheadings           do not print report headings\n", out);
+	fputs(" -t, --trace <file>         write one line per chunk to <file>\n", out);
+	fputs(" -p, --progress             show progress on standard error\n", out);
+	fputs(" -h, --help                 display this help\n", out);
+	fputs(" -V, --version              display version\n", out);
+
+	cli_print_columns(out, "Available report columns (for --output)",
+			  report_columns, NR_COLS);
+
+	fprintf(out, "\nFor more details see %s(1).\n",
+		program_invocation_short_name);
+	exit(NBCAT_EXIT_SUCCESS);
+}
+
+static void __attribute__((__noreturn__)) try_help(void)
+{
+	cli_errtryhelp(NULL, NBCAT_EXIT_FAILURE);
+}
+
+static uint64_t parse_num(const char *arg, const char *what, bool size,
+			  uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	int rc;
+
+	rc = size ? strtosize(arg, &v) : strtou64_strict(arg, &v);
+	if (rc || v < min || v > max)
+		errx(NBCAT_EXIT_FAILURE, "invalid %s: '%s'", what, arg);
+	return v;
+}
+
+static enum strategy parse_strategy(const char *arg)
+{
+	if (!strcmp(arg, "nowait"))
+		return STRATEGY_NOWAIT;
+	if (!strcmp(arg, "blocking"))
+		return STRATEGY_BLOCKING;
+	if (!strcmp(arg, "pool"))
+		return STRATEGY_POOL;
+	errx(NBCAT_EXIT_FAILURE, "invalid strategy: '%s'", arg);
+}
+
+/* --cached-only[=MODE]; also -c=MODE, which getopt hands over as "=MODE" */
+static enum cached_only parse_cached_only(const char *arg)
+{
+	if (arg && *arg == '=')
+		arg++;
+	if (!arg || !strcmp(arg, "stop"))
+		return CACHED_ONLY_STOP;
+	if (!strcmp(arg, "skip"))
+		return CACHED_ONLY_SKIP;
+	errx(NBCAT_EXIT_FAILURE, "invalid cached-only mode: '%s'", arg);
+}
+
+/* Options into @nb and @a; bad usage exits. Returns optind. */
+static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
+		      char **argv)
+{
+	enum {
+		OPT_PREFETCH = CHAR_MAX + 1,
+		OPT_RAW,
+		OPT_BYTES,
+	};
+	static const struct option longopts[] = {
+		{ "strategy",	 required_argument, NULL, 's' },
+		{ "jobs",	 required_argument, NULL, 'j' },
+		{ "chunk-size",	 required_argument, NULL, 'b' },
+		{ "window",	 required_argument, NULL, 'w' },
+		{ "cached-only", optional_argument, NULL, 'c' },
+		{ "missing",	 required_argument, NULL, 'm' },
+		{ "prefetch",	 no_argument,	    NULL, OPT_PREFETCH },
+		{ "quiet",	 no_argument,	    NULL, 'q' },
+		{ "json",	 no_argument,	    NULL, 'J' },
+		{ "report",	 required_argument, NULL, 'r' },
+		{ "output",	 required_argument, NULL, 'o' },
+		{ "raw",	 no_argument,	    NULL, OPT_RAW },
+		{ "bytes",	 no_argument,	    NULL, OPT_BYTES },
+		{ "noheadings",	 no_argument,	    NULL, 'n' },
+		{ "trace",	 required_argument, NULL, 't' },
+		{ "progress",	 no_argument,	    NULL, 'p' },
+		{ "help",	 no_argument,	    NULL, 'h' },
+		{ "version",	 no_argument,	    NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	nb->strategy = STRATEGY_NOWAIT;
+	nb->jobs = DEFAULT_JOBS;
+	nb->window = DEFAULT_WINDOW;
+	nb->chunk = DEFAULT_CHUNK;
+
+	while ((c = getopt_long(argc, argv, "s:j:b:w:c::m:qJr:o:nt:phV",
+				longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			nb->strategy = parse_strategy(optarg);
+			break;
+		case 'j':
+			nb->jobs = (unsigned int)parse_num(optarg,
+					"number of jobs", false, 1, MAX_JOBS);
+			break;
+		case 'b':
+			nb->chunk = (size_t)parse_num(optarg, "chunk size",
+					true, MIN_CHUNK, MAX_CHUNK);
+			if (nb->chunk % 512)
+				errx(NBCAT_EXIT_FAILURE,
+				     "invalid chunk size: '%s'", optarg);
+			break;
+		case 'w':
+			nb->window = (unsigned int)parse_num(optarg,
+					"window size", false, 1, MAX_WINDOW);
+			break;
+		case 'c':
+			nb->cached_only = parse_cached_only(optarg);
+			break;
+		case 'm':
+			a->missing = optarg;
+			break;
+		case OPT_PREFETCH:
+			nb->prefetch = true;
+			break;
+		case 'q':
+			nb->quiet = true;
+			break;
+		case 'J':
+			nb->json = true;
+			break;
+		case 'r':
+			a->report = optarg;
+			break;
+		case 'o':
+			a->columns = optarg;
+			break;
+		case OPT_RAW:
+			nb->raw = true;
+			break;
+		case OPT_BYTES:
+			nb->bytes = true;
+			break;
+		case 'n':
+			nb->noheadings = true;
+			break;
+		case 't':
+			a->trace = optarg;
+			break;
+		case 'p':
+			nb->progress = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			cli_print_version();
+		default:
+			try_help();
+		}
+	}
+
+	if (nb->json && nb->raw) {
+		warnx("--json and --raw are mutually exclusive");
+		try_help();
+	}
+	if (nb->prefetch && nb->cached_only)
+		errx(NBCAT_EXIT_FAILURE,
+		     "--prefetch and --cached-only are mutually exclusive");
+	if (nb->cached_only && nb->strategy != STRATEGY_NOWAIT)
+		errx(NBCAT_EXIT_FAILURE,
+		     "--cached-only works only with --strategy=nowait");
+
+	return optind;
+}
+
+/* The pool, the reorder window and the counters, before the first file. */
+static void setup_reading(struct nbcat *nb)
+{
+	long pagesz = sysconf(_SC_PAGESIZE);
+	int rc;
+
+	nb->pagesize = pagesz > 0 ? (size_t)pagesz : 4096;
+	rc = workpool_init(&nb->pool, nb->jobs, nb->window);
+	if (rc)
+		errx(NBCAT_EXIT_FAILURE, "cannot set up workers: %s",
+		     strerror(-rc));
+	rc = rwin_init(&nb->win, nb->window, nb->chunk);
+	if (rc)
+		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
+		     strerror(-rc));
+	nb->nowait_ra = pc_nowait_reads_ahead();
+	report_init(nb);
+	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
+	stats_reset(&nb->total, NULL);
+	stats_reset(&nb->cur, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static struct nbcat ctl;	/* large (histograms): not on the stack */
+	struct nbcat *nb = &ctl;
+	struct nbcat_args a = { 0 };
+	int first, i;
+
+	/* before anything is opened: no file may become fd 0, 1 or 2 */
+	if (cli_sanitize_fds())
+		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */
+	cli_close_stdout_at_exit(NBCAT_EXIT_FAILURE);
+
+	first = parse_args(nb, &a, argc, argv);
+	set_columns(nb, a.columns);
+	open_side_files(nb, &a, first, argc, argv);
+	inspect_stdout(nb);
+	setup_reading(nb);
+
+	nb->start_ns = nb->progress_ns = pc_now_ns();
+	if (first == argc) {
+		cat_file(nb, "-");
+	} else {
+		for (i = first; i < argc; i++)
+			cat_file(nb, argv[i]);
+	}
+	nb->total.ns = pc_now_ns() - nb->start_ns;
+
+	workpool_deinit(&nb->pool);
+	rwin_deinit(&nb->win);
+	if (nb->progress)
+		progress_show(nb, pc_now_ns(), true);
+
+	if (nb->total.ra_on_miss && !nb->quiet)
+		nb_warn(nb, "note: this kernel starts readahead on a RWF_NOWAIT miss (Linux 6.12+), so chunks after a miss may count as hits that nbcat's own probe read in (READAHEAD_ON_MISS)");
+
+	/* before the report, which may carry their warnings */
+	close_output(nb, &nb->missing_fp, a.missing);
+	close_output(nb, &nb->trace_fp, a.trace);
+	if (nb->tb) {
+		if (nb->json || nb->nfiles > 1)
+			report_add(nb, &nb->total, true);
+		report_print(nb);
+		scols_unref_table(nb->tb);
+	}
+	close_output(nb, &nb->report_fp, a.report);
+
+	if (nb->failed)
+		return NBCAT_EXIT_FAILURE;
+	if (nb->cached_only && (nb->total.missing || nb->total.missing_unknown))
+		return NBCAT_EXIT_NOTCACHED;
+	return NBCAT_EXIT_SUCCESS;
+}
