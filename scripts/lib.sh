@@ -15,6 +15,14 @@ die() {
 	exit 1
 }
 
+# nbio_in_guest: true in the QEMU guest of tests/vm/run only, where its
+# init exports NBIO_GUEST=1 and the kernel command line has nbio.guest=1.
+# Scripts that format disks or attach loop devices refuse to run anywhere
+# else.
+nbio_in_guest() {
+	[[ ${NBIO_GUEST:-} == 1 ]] && grep -qw 'nbio.guest=1' /proc/cmdline
+}
+
 # step TITLE COMMAND: a heading of the demonstrations (scripts/demo,
 # scripts/demo-guest) and the command it shows.
 step() {
