@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
-# Shared by the quick-start scripts: install Debian packages, then
-# bootstrap, configure and build the tree in place.
+# Shared by the quick-start scripts, the benchmarks (tests/bench), the
+# guest runner (tests/vm/run) and kernel/build-kernel: die(), the guest
+# check, the demonstrations' step(), and the build (install the Debian
+# packages, then bootstrap, configure and build the tree in place). Each
+# script finds this file from its own path, so that works the same in the
+# source tree, in a tarball and in the guest's view of the host.
 
 # Debian packages the build, the tests and the demo need.
 NBIO_PACKAGES=(
@@ -10,6 +14,7 @@ NBIO_PACKAGES=(
 	groff-base util-linux e2fsprogs xfsprogs fio vmtouch
 )
 
+# die MESSAGE...: "script: MESSAGE" on stderr, exit 1.
 die() {
 	echo "${0##*/}: $*" >&2
 	exit 1
