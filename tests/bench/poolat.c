@@ -16,81 +16,41 @@
  *   pool      every request goes to a FIFO served by --jobs threads
  *   nowait    preadv2(RWF_NOWAIT) in the submitting thread; what it
  *             cannot return goes to the pool
+ * The pool and the reads are tools/lib's, the ones nbcat ships
+ * (workpool_submit, pc_read_nowait, pc_read_full); a request's data is
+ * "in the buffer" when this loop takes it back (workpool_wait_any), so
+ * the hand-back to the submitting thread counts too.
  * The cold file is evicted first (fdatasync + POSIX_FADV_DONTNEED), the
  * cached one read fully. Output: one TSV line per request class:
  *   strategy class requests p50_ns p99_ns max_ns mean_ns seconds
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
-#ifndef RWF_NOWAIT
-#define RWF_NOWAIT 0x00000008
-#endif
+#include "c.h"
+#include "pagecache.h"
+#include "workpool.h"
 
 enum { S_BLOCKING, S_POOL, S_NOWAIT };
 enum { C_CACHED, C_COLD, NCLASS };
 
 struct req {
-	struct req *next;
-	int fd;
+	struct wp_job job;	/* the rest of the read, in the pool */
+	struct req *next;	/* free list */
 	int class;
 	uint64_t off;
 	size_t len, have;
-	uint64_t enter_ns, done_ns;
+	uint64_t enter_ns;
 	char *buf;
 };
-
-struct fifo {
-	struct req *head, *tail;
-};
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
-static struct fifo workq, doneq;
-static bool stopping;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void fifo_push(struct fifo *f, struct req *r)
-{
-	r->next = NULL;
-	if (f->tail)
-		f->tail->next = r;
-	else
-		f->head = r;
-	f->tail = r;
-}
-
-static struct req *fifo_pop(struct fifo *f)
-{
-	struct req *r = f->head;
-
-	if (r) {
-		f->head = r->next;
-		if (!f->head)
-			f->tail = NULL;
-	}
-	return r;
-}
 
 static void die(const char *what)
 {
@@ -98,53 +58,10 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* The blocking read of the rest of @r: until len bytes or end of file. */
-static void read_rest(struct req *r)
+static void die_rc(const char *what, int rc)
 {
-	ssize_t n;
-
-	while (r->have < r->len) {
-		n = pread(r->fd, r->buf + r->have, r->len - r->have,
-			  (off_t)(r->off + r->have));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			die("pread");
-		if (n == 0)
-			break;
-		r->have += (size_t)n;
-	}
-	r->done_ns = now_ns();
-}
-
-static void *worker(void *arg)
-{
-	struct req *r;
-
-	(void)arg;
-	pthread_mutex_lock(&lock);
-	for (;;) {
-		while (!workq.head && !stopping)
-			pthread_cond_wait(&work_cv, &lock);
-		if (stopping)
-			break;
-		r = fifo_pop(&workq);
-		pthread_mutex_unlock(&lock);
-		read_rest(r);
-		pthread_mutex_lock(&lock);
-		fifo_push(&doneq, r);
-		pthread_cond_signal(&done_cv);
-	}
-	pthread_mutex_unlock(&lock);
-	return NULL;
-}
-
-static void pool_submit(struct req *r)
-{
-	pthread_mutex_lock(&lock);
-	fifo_push(&workq, r);
-	pthread_cond_signal(&work_cv);
-	pthread_mutex_unlock(&lock);
+	errno = -rc;
+	die(what);
 }
 
 struct samples {
@@ -218,6 +135,18 @@ static void usage(FILE *out, int status)
 	exit(status);
 }
 
+/* The blocking read of the rest of @r, in this thread. */
+static void read_rest(int fd, struct req *r)
+{
+	struct pc_result res = { 0 };
+	int rc = pc_read_full(fd, r->buf + r->have, r->len - r->have,
+			      r->off + r->have, &res);
+
+	if (rc)
+		die_rc("pread", rc);
+	r->have += res.bytes;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -232,18 +161,20 @@ int main(int argc, char **argv)
 	};
 	static const char *const sname[] = { "blocking", "pool", "nowait" };
 	static const char *const cname[] = { "cached", "cold" };
-	int strategy = S_NOWAIT, c, fd[NCLASS] = { -1, -1 };
+	int strategy = S_NOWAIT, c, rc, fd[NCLASS] = { -1, -1 };
 	unsigned int jobs = 4, window = 16, per_cold = 1, i;
 	size_t chunk = 128 << 10, nreq = 4000;
 	uint64_t size[NCLASS] = { 0, 0 }, next_off[NCLASS] = { 0, 0 };
 	uint64_t issued_cached = 0, t0, t1;
 	struct samples lat[NCLASS] = { { 0 } };
+	struct pc_reader rd[NCLASS];
 	struct req *reqs, *r, *free_list = NULL;
-	struct fifo local = { 0 };
+	struct wp_job **busy;	/* requests in the pool, in no order */
+	struct req **local;	/* blocking: requests in arrival order */
+	unsigned int nbusy = 0, lhead = 0, llen = 0;
 	unsigned int in_system = 0, since_cold = 0;
 	bool more = true, nowait_ok = true;
-	pthread_t *tids;
-	struct stat st;
+	struct workpool wp;
 	char *buf;
 
 	while ((c = getopt_long(argc, argv, "s:j:b:w:k:n:h", longopts,
@@ -274,9 +205,12 @@ int main(int argc, char **argv)
 
 	for (c = 0; c < argc - optind; c++) {
 		fd[c] = open(argv[optind + c], O_RDONLY | O_CLOEXEC);
-		if (fd[c] < 0 || fstat(fd[c], &st))
+		if (fd[c] < 0)
 			die(argv[optind + c]);
-		size[c] = (uint64_t)st.st_size;
+		rc = pc_reader_init(&rd[c], fd[c]);
+		if (rc)
+			die_rc(argv[optind + c], rc);
+		size[c] = pc_reader_get_size(&rd[c]);
 		if (size[c] < chunk) {
 			fprintf(stderr, "poolat: %s: smaller than a chunk\n", argv[optind + c]);
 			return 1;
@@ -296,8 +230,9 @@ int main(int argc, char **argv)
 	free(buf);
 
 	reqs = calloc(window, sizeof(*reqs));
-	tids = calloc(jobs, sizeof(*tids));
-	if (!reqs || !tids)
+	busy = calloc(window, sizeof(*busy));
+	local = calloc(window, sizeof(*local));
+	if (!reqs || !busy || !local)
 		die("calloc");
 	for (i = 0; i < window; i++) {
 		reqs[i].buf = malloc(chunk);
@@ -306,11 +241,11 @@ int main(int argc, char **argv)
 		reqs[i].next = free_list;
 		free_list = &reqs[i];
 	}
-	for (i = 0; i < jobs; i++)
-		if (pthread_create(&tids[i], NULL, worker, NULL))
-			die("pthread_create");
+	rc = workpool_init(&wp, jobs, window);
+	if (rc)
+		die_rc("workpool_init", rc);
 
-	t0 = now_ns();
+	t0 = pc_now_ns();
 	while (more || in_system) {
 		/* new requests enter while there is room */
 		while (more && in_system < window) {
@@ -325,7 +260,6 @@ int main(int argc, char **argv)
 			r = free_list;
 			free_list = r->next;
 			r->class = cls;
-			r->fd = fd[cls];
 			r->off = next_off[cls];
 			r->len = chunk;
 			r->have = 0;
@@ -339,63 +273,63 @@ int main(int argc, char **argv)
 			    ++issued_cached >= nreq)
 				more = false;
 			in_system++;
-			r->enter_ns = now_ns();
+			r->enter_ns = pc_now_ns();
 			if (strategy == S_BLOCKING) {
-				fifo_push(&local, r);
+				local[(lhead + llen++) % window] = r;
 				continue;
 			}
 			if (strategy == S_NOWAIT && nowait_ok) {
-				struct iovec iov = { r->buf, r->len };
-				ssize_t n = preadv2(r->fd, &iov, 1, (off_t)r->off,
-						    RWF_NOWAIT);
+				struct pc_result res;
 
-				if (n < 0 && errno == EOPNOTSUPP) {
+				rc = pc_read_nowait(&rd[cls], r->buf, r->len,
+						    r->off, &res);
+				if (rc)
+					die_rc("preadv2", rc);
+				if (res.outcome == PC_UNSUPPORTED) {
 					nowait_ok = false;
 					fprintf(stderr, "poolat: RWF_NOWAIT not supported: every request goes to the pool\n");
-				} else if (n < 0 && errno != EAGAIN) {
-					die("preadv2");
-				} else if (n > 0) {
-					r->have = (size_t)n;
 				}
+				r->have = res.bytes;
 				if (r->have == r->len) {
-					r->done_ns = now_ns();
-					sample_add(&lat[r->class], r->done_ns - r->enter_ns);
+					sample_add(&lat[cls], pc_now_ns() - r->enter_ns);
 					in_system--;
 					r->next = free_list;
 					free_list = r;
 					continue;
 				}
 			}
-			pool_submit(r);
+			r->job = (struct wp_job){
+				.fd = fd[cls], .buf = r->buf + r->have,
+				.len = r->len - r->have, .off = r->off + r->have,
+			};
+			rc = workpool_submit(&wp, &r->job);
+			if (rc)
+				die_rc("workpool_submit", rc);
+			busy[nbusy++] = &r->job;
 		}
 		if (!in_system)
 			continue;	/* every request so far was a hit */
-		/* serve or reap one request */
+		/* serve or take back one request */
 		if (strategy == S_BLOCKING) {
-			r = fifo_pop(&local);
-			if (!r)
-				continue;
-			read_rest(r);
+			r = local[lhead];
+			lhead = (lhead + 1) % window;
+			llen--;
+			read_rest(fd[r->class], r);
 		} else {
-			pthread_mutex_lock(&lock);
-			while (!doneq.head)
-				pthread_cond_wait(&done_cv, &lock);
-			r = fifo_pop(&doneq);
-			pthread_mutex_unlock(&lock);
+			i = workpool_wait_any(&wp, busy, nbusy);
+			r = (struct req *)busy[i];	/* job is the first member */
+			busy[i] = busy[--nbusy];
+			if (r->job.err)
+				die_rc("pread", r->job.err);
+			r->have += r->job.res.bytes;
 		}
-		sample_add(&lat[r->class], r->done_ns - r->enter_ns);
+		sample_add(&lat[r->class], pc_now_ns() - r->enter_ns);
 		in_system--;
 		r->next = free_list;
 		free_list = r;
 	}
-	t1 = now_ns();
-
-	pthread_mutex_lock(&lock);
-	stopping = true;
-	pthread_cond_broadcast(&work_cv);
-	pthread_mutex_unlock(&lock);
-	for (i = 0; i < jobs; i++)
-		pthread_join(tids[i], NULL);
+	t1 = pc_now_ns();
+	workpool_deinit(&wp);
 
 	for (c = 0; c < NCLASS; c++) {
 		struct samples *s = &lat[c];
