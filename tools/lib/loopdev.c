@@ -418,13 +418,25 @@ struct loopdev_statx {
 	uint64_t spare[12];
 };
 # include <sys/syscall.h>
+static int statx_dioalign(int fd, struct loopdev_statx *stx)
+{
+	return (int)syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_DIOALIGN,
+			    stx);
+}
+#else
+# define loopdev_statx statx
+static int statx_dioalign(int fd, struct statx *stx)
+{
+	return statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, stx);
+}
+#endif
+
 static int get_dioalign(int fd, struct loopdev_dio *d)
 {
 	struct loopdev_statx stx;
 
 	memset(&stx, 0, sizeof(stx));
-	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_DIOALIGN,
-		    &stx) < 0)
+	if (statx_dioalign(fd, &stx) < 0)
 		return -errno;
 	if (stx.stx_mask & STATX_DIOALIGN) {
 		d->has_dioalign = true;
@@ -433,22 +445,6 @@ static int get_dioalign(int fd, struct loopdev_dio *d)
 	}
 	return 0;
 }
-#else
-static int get_dioalign(int fd, struct loopdev_dio *d)
-{
-	struct statx stx;
-
-	memset(&stx, 0, sizeof(stx));
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) < 0)
-		return -errno;
-	if (stx.stx_mask & STATX_DIOALIGN) {
-		d->has_dioalign = true;
-		d->dio_mem_align = stx.stx_dio_mem_align;
-		d->dio_offset_align = stx.stx_dio_offset_align;
-	}
-	return 0;
-}
-#endif
 
 /* File system type of a device number, from /proc/self/mountinfo. */
 static void fstype_of(dev_t dev, char *buf, size_t len)
