@@ -14,6 +14,12 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* The fixed pieces of a --help text (util-linux's c.h has the same). */
+#define USAGE_HEADER	"Usage:\n"
+#define USAGE_OPTIONS	"Options:\n"
+#define USAGE_HELP	"display this help\n"
+#define USAGE_VERSION	"display version\n"
+
 /* A file as the kernel names it: st_dev and st_ino. */
 struct cli_file_id {
 	dev_t dev;

@@ -7,7 +7,7 @@
 
 static void __attribute__((__noreturn__)) usage_attach(void)
 {
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl attach [options] <file> [<device>]\n"
 	      " loopctl attach [options] --autoclear <file> [<device>] -- <command>...\n"
 	      "\n"
@@ -16,7 +16,7 @@ static void __attribute__((__noreturn__)) usage_attach(void)
 	      "open, its name in $LOOPDEV and in place of {} in the arguments; the\n"
 	      "device is detached when the command is done with it.\n"
 	      "\n"
-	      "Options:\n"
+	      USAGE_OPTIONS
 	      "     --direct-io[=<mode>]  direct I/O: on, auto or off (default: auto;\n"
 	      "                             alone: on)\n"
 	      " -b, --sector-size <size>  logical sector size: a power of two from 512\n"
@@ -30,7 +30,7 @@ static void __attribute__((__noreturn__)) usage_attach(void)
 	      " -n, --dry-run             check everything and print the plan, attach\n"
 	      "                             nothing\n"
 	      " -q, --quiet               do not warn when direct I/O stays off\n"
-	      " -h, --help                display this help\n", stdout);
+	      " -h, --help                " USAGE_HELP, stdout);
 	exit(LOOPCTL_EXIT_OK);
 }
 

@@ -35,21 +35,21 @@ static const struct cli_colinfo cache_cols[NR_CACHE_COLS] = {
 
 static void __attribute__((__noreturn__)) usage_cache(void)
 {
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl cache [options] [<device>...]\n"
 	      "\n"
 	      "Show how much of each loop device and of its backing file is in the page\n"
 	      "cache (the double cache that direct I/O avoids): the given devices, or\n"
 	      "all bound ones.\n"
 	      "\n"
-	      "Options:\n"
+	      USAGE_OPTIONS
 	      " -b, --bytes               print sizes in bytes\n"
 	      " -J, --json                use JSON output format\n"
 	      "     --raw                 use raw output format\n"
 	      " -n, --noheadings          do not print headings\n"
 	      " -O, --output <list>       the columns to show (+<list> adds to the\n"
 	      "                             default ones)\n"
-	      " -h, --help                display this help\n", stdout);
+	      " -h, --help                " USAGE_HELP, stdout);
 	print_columns_help(cache_cols, NR_CACHE_COLS);
 	exit(LOOPCTL_EXIT_OK);
 }

@@ -6,16 +6,16 @@
 
 static void __attribute__((__noreturn__)) usage_detach(void)
 {
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl detach [options] <device>...\n"
 	      " loopctl detach [options] --all\n"
 	      "\n"
 	      "Detach loop devices from their backing files.\n"
 	      "\n"
-	      "Options:\n"
+	      USAGE_OPTIONS
 	      " -a, --all                 detach every bound loop device\n"
 	      "     --remove              also remove the device (LOOP_CTL_REMOVE)\n"
-	      " -h, --help                display this help\n", stdout);
+	      " -h, --help                " USAGE_HELP, stdout);
 	exit(LOOPCTL_EXIT_OK);
 }
 

@@ -34,7 +34,7 @@ static void __attribute__((__noreturn__)) usage(void)
 	char synopsis[64];
 	size_t i;
 
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl <command> [options] [<arguments>]\n"
 	      "\n"
 	      "Attach files to loop devices with direct I/O, and tell whether direct\n"
@@ -49,9 +49,9 @@ static void __attribute__((__noreturn__)) usage(void)
 		printf(" %-25s %s\n", synopsis, cmds[i].help);
 	}
 	fputs("\n"
-	      "Options:\n"
-	      " -h, --help                display this help\n"
-	      " -V, --version             display version\n"
+	      USAGE_OPTIONS
+	      " -h, --help                " USAGE_HELP
+	      " -V, --version             " USAGE_VERSION
 	      "\n"
 	      "Run 'loopctl <command> --help' for the options of a command.\n"
 	      "For more details see loopctl(8).\n", stdout);

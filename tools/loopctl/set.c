@@ -7,19 +7,19 @@
 
 static void __attribute__((__noreturn__)) usage_set(void)
 {
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl set [options] <device>\n"
 	      "\n"
 	      "Change direct I/O and the sector size of a bound loop device, live.\n"
 	      "At least one of the two options is needed.\n"
 	      "\n"
-	      "Options:\n"
+	      USAGE_OPTIONS
 	      "     --direct-io[=<mode>]  direct I/O: on, auto or off (alone: on;\n"
 	      "                             default: keep it as it is)\n"
 	      " -b, --sector-size <size>  logical sector size: a power of two from 512\n"
 	      "                             to the page size, or auto\n"
 	      " -q, --quiet               do not warn when direct I/O stays off\n"
-	      " -h, --help                display this help\n", stdout);
+	      " -h, --help                " USAGE_HELP, stdout);
 	exit(LOOPCTL_EXIT_OK);
 }
 

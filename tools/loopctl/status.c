@@ -96,13 +96,13 @@ static const struct cli_colinfo status_cols[NR_STATUS_COLS] = {
 
 static void __attribute__((__noreturn__)) usage_status(void)
 {
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl status [options] [<device>...]\n"
 	      " loopctl list [options] [<device>...]\n"
 	      "\n"
 	      "Show bound loop devices: the given ones, or all of them.\n"
 	      "\n"
-	      "Options:\n"
+	      USAGE_OPTIONS
 	      " -J, --json                use JSON output format\n"
 	      "     --raw                 use raw output format\n"
 	      " -n, --noheadings          do not print headings\n"
@@ -111,7 +111,7 @@ static void __attribute__((__noreturn__)) usage_status(void)
 	      "     --output-all          show all columns\n"
 	      " -s, --stats               add the loop I/O statistics columns (kernels\n"
 	      "                             with the series' loop/stat file)\n"
-	      " -h, --help                display this help\n", stdout);
+	      " -h, --help                " USAGE_HELP, stdout);
 	print_columns_help(status_cols, NR_STATUS_COLS);
 	exit(LOOPCTL_EXIT_OK);
 }

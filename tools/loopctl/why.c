@@ -7,18 +7,18 @@
 
 static void __attribute__((__noreturn__)) usage_why(void)
 {
-	fputs("Usage:\n"
+	fputs(USAGE_HEADER
 	      " loopctl why [options] <file>|<device>\n"
 	      "\n"
 	      "Explain whether direct I/O can work for <file> with the given offset and\n"
 	      "sector size, or for a bound loop <device> as it is set up, and if not,\n"
 	      "why and what to do. Opens no loop device.\n"
 	      "\n"
-	      "Options:\n"
+	      USAGE_OPTIONS
 	      " -b, --sector-size <size>  logical sector size: a power of two from 512\n"
 	      "                             to the page size, or auto\n"
 	      " -o, --offset <bytes>      start at this offset in <file>\n"
-	      " -h, --help                display this help\n", stdout);
+	      " -h, --help                " USAGE_HELP, stdout);
 	exit(LOOPCTL_EXIT_OK);
 }
 

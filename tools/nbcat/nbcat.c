@@ -12,7 +12,7 @@ static void __attribute__((__noreturn__)) usage(void)
 {
 	FILE *out = stdout;
 
-	fputs("Usage:\n", out);
+	fputs(USAGE_HEADER, out);
 	fprintf(out, " %s [options] [<file>...]\n",
 		program_invocation_short_name);
 
@@ -21,7 +21,7 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "in the page cache are completed by worker threads. A report of page-cache\n"
 	      "hits and misses is written to standard error.\n", out);
 
-	fputs("\nOptions:\n", out);
+	fputs("\n" USAGE_OPTIONS, out);
 	fputs(" -s, --strategy <name>      nowait (default), blocking or pool\n", out);
 	fputs(" -j, --jobs <num>           worker threads for misses (default 4)\n", out);
 	fputs(" -b, --chunk-size <size>    bytes per read (default 256KiB)\n", out);
@@ -39,8 +39,8 @@ static void __attribute__((__noreturn__)) usage(void)
 	fputs(" -n, --noheadings           do not print report headings\n", out);
 	fputs(" -t, --trace <file>         write one line per chunk to <file>\n", out);
 	fputs(" -p, --progress             show progress on standard error\n", out);
-	fputs(" -h, --help                 display this help\n", out);
-	fputs(" -V, --version              display version\n", out);
+	fputs(" -h, --help                 " USAGE_HELP, out);
+	fputs(" -V, --version              " USAGE_VERSION, out);
 
 	cli_print_columns(out, "Available report columns (for --output)",
 			  report_columns, NR_COLS);
