@@ -24,10 +24,6 @@ setup() {
 	fi
 }
 
-teardown() {
-	guest_teardown
-}
-
 @test "bench: loop table (raw / buffered loop / direct-I/O loop)" {
 	[[ -z ${BENCH_ONLY:-} || $BENCH_ONLY == loop ]] || skip "BENCH_ONLY=$BENCH_ONLY"
 	require_loop

@@ -11,11 +11,7 @@ setup() {
 	require_disk 512
 	require_disk 4k
 	require_program "$NBCAT"
-	require_program "$NBIO_BUILDDIR/loopctl"
-}
-
-teardown() {
-	guest_teardown
+	require_program "$LOOPCTL"
 }
 
 @test "scripts/demo-guest: nbcat cold, warm and partial; loop direct I/O off and on" {

@@ -27,7 +27,6 @@
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
-MIB=$((1024 * 1024))
 # How much to read through the loop device for the memory comparison.
 LOOP_MIB=${NBIO_LOOP_MIB:-256}
 
@@ -35,10 +34,6 @@ setup() {
 	guest_setup
 	require_loop
 	require_kernel_series 6.1
-}
-
-teardown() {
-	guest_teardown
 }
 
 # backing_file DIR MIB: a fully written (not sparse) file of MIB MiB.

@@ -23,11 +23,7 @@ setup() {
 	scratch_ext4 512
 	mount -o remount,noatime "$SCRATCH_MNT"
 	BACKING=$SCRATCH_MNT/backing.img
-	make_file "$BACKING" 32
-}
-
-teardown() {
-	guest_teardown
+	make_file_mib "$BACKING" 32
 }
 
 # verified_writes DEV SECS [FIO-ARGS...]: random 4 KiB writes at queue

@@ -16,10 +16,6 @@ setup() {
 	require_loop
 }
 
-teardown() {
-	guest_teardown
-}
-
 # backing_file MIB: $BACKING, MIB MiB of random data written back and
 # evicted, on a fresh ext4 on the 512-byte scratch disk, mounted noatime
 # so that reads leave the journal idle.
@@ -27,7 +23,7 @@ backing_file() {
 	scratch_ext4 512
 	mount -o remount,noatime "$SCRATCH_MNT"
 	BACKING=$SCRATCH_MNT/backing.img
-	make_file "$BACKING" "$1"
+	make_file_mib "$BACKING" "$1"
 }
 
 # attach on|off: a loop device over $BACKING in LOOPDEV.

@@ -15,10 +15,6 @@ setup() {
 	require_loop
 }
 
-teardown() {
-	guest_teardown
-}
-
 # bytes FILE OFFSET LENGTH: LENGTH bytes of FILE from OFFSET, as hex.
 bytes() {
 	od -An -v -tx1 -j "$2" -N "$3" "$1" | tr -d ' \n'

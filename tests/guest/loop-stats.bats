@@ -33,8 +33,7 @@ BACKING_MIB=8
 setup_file() {
 	local img=$BATS_FILE_TMPDIR/probe.img dev
 	export LOOP_STAT_MISSING=
-	[[ ${NBIO_GUEST:-} == 1 ]] && grep -qw 'nbio.guest=1' /proc/cmdline &&
-		[[ $(id -u) -eq 0 && -c /dev/loop-control ]] || return 0
+	in_guest && ((EUID == 0)) && [[ -c /dev/loop-control ]] || return 0
 	truncate -s 1M "$img"
 	dev=$(losetup --find --show "$img") || return 1
 	[[ -e /sys/block/${dev#/dev/}/loop/stat ]] || LOOP_STAT_MISSING=1
@@ -51,10 +50,6 @@ setup() {
 	BACKING=$SCRATCH_MNT/backing.img
 	dd if=/dev/urandom of="$BACKING" bs=1M count="$BACKING_MIB" \
 		status=none conv=fsync || fail "cannot write $BACKING"
-}
-
-teardown() {
-	guest_teardown
 }
 
 # attach on|off [LOSETUP-ARGS...]: a loop device over $BACKING in LOOPDEV,

@@ -17,8 +17,6 @@
 bats_require_minimum_version 1.5.0
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
-LOOPCTL=$NBIO_BUILDDIR/loopctl
-MIB=$((1024 * 1024))
 # Size of the images (MiB) and of the cache-report image.
 IMG_MIB=16
 CACHE_MIB=${NBIO_LOOPCTL_CACHE_MIB:-64}
@@ -32,10 +30,6 @@ setup() {
 	require_program "$LOOPCTL"
 	command -v jq >/dev/null || fail "jq is not installed"
 	BOUND_BEFORE=$(bound_devices)
-}
-
-teardown() {
-	guest_teardown
 }
 
 # bound_devices: the bound loop devices, one name a line, sorted.
@@ -75,7 +69,7 @@ attr() {
 # image DIR [MIB]: a written, evicted image file in IMG.
 image() {
 	IMG=$1/img-$RANDOM.img
-	make_file "$IMG" "${2:-$IMG_MIB}"
+	make_file_mib "$IMG" "${2:-$IMG_MIB}"
 }
 
 # assert_nothing_attached: no loop device more than before the test, and
@@ -205,7 +199,7 @@ sha() {
 	run -6 "$LOOPCTL" why -o 1T "$IMG"
 	assert_output "$IMG: nothing to attach: offset 1099511627776 is at or past the end of the file (1048576 bytes)"
 	# one sector before the end is a device of one sector
-	lc_attach --direct-io=on --offset=$((MIB - 512)) "$IMG"
+	lc_attach --direct-io=on --offset=$((MiB - 512)) "$IMG"
 	[[ $(attr size) == 1 ]] || fail "size $(attr size) sectors, want 1"
 }
 
@@ -244,9 +238,9 @@ sha() {
 		--offset=1M --sizelimit=4M "$IMG"
 	[[ $(attr loop/dio) == 1 ]] || fail "dio=$(attr loop/dio)"
 	[[ $(attr queue/logical_block_size) == 4096 ]] || fail "lbs"
-	[[ $(attr loop/offset) == "$MIB" ]] || fail "offset"
-	[[ $(attr loop/sizelimit) == $((4 * MIB)) ]] || fail "sizelimit"
-	[[ $(blockdev --getsize64 "$LOOPDEV") == $((4 * MIB)) ]] || fail "size"
+	[[ $(attr loop/offset) == "$MiB" ]] || fail "offset"
+	[[ $(attr loop/sizelimit) == $((4 * MiB)) ]] || fail "sizelimit"
+	[[ $(blockdev --getsize64 "$LOOPDEV") == $((4 * MiB)) ]] || fail "size"
 	LOOPCTL_LEGACY_SETUP=1 lc_attach --read-only --direct-io=off "$IMG"
 	[[ $(attr ro) == 1 && $(attr loop/dio) == 0 ]] || fail "ro/dio"
 }
@@ -434,7 +428,7 @@ check_data() {
 	dd if="$LOOPDEV" of=/dev/null bs=1M count=4 iflag=direct status=none
 	run -0 "$LOOPCTL" status -J --stats "$LOOPDEV"
 	if [[ -e $LOOPSYS/loop/stat ]]; then
-		[[ $(jq '.loopdevices[0]["dio-read-bytes"]' <<<"$output") -ge $((4 * MIB)) ]] ||
+		[[ $(jq '.loopdevices[0]["dio-read-bytes"]' <<<"$output") -ge $((4 * MiB)) ]] ||
 			fail "dio-read-bytes: $output"
 		[[ $(jq '.loopdevices[0]["buf-read-bytes"]' <<<"$output") == 0 ]] ||
 			fail "buf-read-bytes: $output"
@@ -680,7 +674,7 @@ cache_case() {
 	defer eval 'exec {LOOPFD}<&-'
 	drop_caches
 	json=$("$LOOPCTL" cache --json "$LOOPDEV") || fail "cache failed"
-	[[ $(jq '.loopcache[0]["back-cached"]' <<<"$json") -lt $((MIB)) ]] ||
+	[[ $(jq '.loopcache[0]["back-cached"]' <<<"$json") -lt $((MiB)) ]] ||
 		fail "backing file cached before the read: $json"
 	b0=$(meminfo Buffers)
 	c0=$(meminfo Cached)
@@ -692,22 +686,22 @@ cache_case() {
 	back=$(jq '.loopcache[0]["back-cached"]' <<<"$json")
 	dbuf=$(((b1 - b0) * 1024))
 	dcached=$(((c1 - c0) * 1024))
-	tol=$((CACHE_MIB * MIB / 10))
+	tol=$((CACHE_MIB * MiB / 10))
 	# the measurement, in the TAP output whatever the verdict
 	echo "# $1: device cached $dev, backing cached $back;" \
 		"Buffers +$dbuf, Cached +$dcached (bytes)" >&3
-	[[ $(jq '.loopcache[0].size' <<<"$json") == $((CACHE_MIB * MIB)) ]] ||
+	[[ $(jq '.loopcache[0].size' <<<"$json") == $((CACHE_MIB * MiB)) ]] ||
 		fail "size: $json"
-	[[ $(jq '.loopcache[0]["back-size"]' <<<"$json") == $((CACHE_MIB * MIB)) ]] ||
+	[[ $(jq '.loopcache[0]["back-size"]' <<<"$json") == $((CACHE_MIB * MiB)) ]] ||
 		fail "back-size: $json"
-	((dev >= CACHE_MIB * MIB - tol)) || fail "device pages not cached: $json"
+	((dev >= CACHE_MIB * MiB - tol)) || fail "device pages not cached: $json"
 	# meminfo agrees with the report, within 10 %
 	((dbuf > dev - tol && dbuf < dev + tol)) ||
 		fail "Buffers grew by $dbuf, the report says the device has $dev cached"
 	((dcached > back - tol && dcached < back + tol)) ||
 		fail "Cached grew by $dcached, the report says the backing file has $back cached"
 	if [[ $1 == off ]]; then
-		((back >= CACHE_MIB * MIB - tol)) ||
+		((back >= CACHE_MIB * MiB - tol)) ||
 			fail "buffered: the backing file should be cached too (double cache): $json"
 	else
 		((back < tol)) || fail "direct I/O: the backing file was cached: $json"

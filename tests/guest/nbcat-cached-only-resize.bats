@@ -28,20 +28,15 @@ RUN_TIMEOUT=30
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE"
-	require_program "$NBCAT"
+	require_program "$PAGECACHE" "$NBCAT"
 	[[ -f $RESIZE ]] || fail "$RESIZE: not built (make check builds it)"
-	command -v jq >/dev/null || skip "jq is not installed"
+	require_cmd jq
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	scratch_ext4 512
 	open_path_to_others "$SCRATCH_MNT"
 	F=$SCRATCH_MNT/f
 	O=$SCRATCH_MNT/out
-	make_file "$SCRATCH_MNT/orig" 1
-}
-
-teardown() {
-	guest_teardown
+	make_file_mib "$SCRATCH_MNT/orig" 1
 }
 
 # fresh [OFFSET LENGTH]...: $F is the original 1 MiB again, root-owned,

@@ -19,22 +19,14 @@
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
-MIB=$((1024 * 1024))
 FILE_MIB=16
 
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE"
-	require_program "$NBCAT"
-	command -v jq >/dev/null || skip "jq is not installed"
-	scratch_ext4 512
-	F=$SCRATCH_MNT/data
-	make_file "$F" "$FILE_MIB"
-}
-
-teardown() {
-	guest_teardown
+	require_program "$PAGECACHE" "$NBCAT"
+	require_cmd jq
+	scratch_file_mib "$FILE_MIB"
 }
 
 # field ROW KEY: one value of the JSON report in $BATS_TEST_TMPDIR/r.json
@@ -59,13 +51,13 @@ run_cached() {
 
 @test "6.1: no cachestat, so root gets mincore; exact holes, nothing added" {
 	MISSING=$BATS_TEST_TMPDIR/missing
-	"$PAGECACHE" load "$F" $((2 * MIB)) $((3 * MIB))
+	"$PAGECACHE" load "$F" $((2 * MiB)) $((3 * MiB))
 	run_cached skip
 	[ "$rc" -eq 2 ]
 	[ "$(field 0 residency)" = mincore ]
 	[ "$(field 0 readahead_on_miss)" = false ]
 	assert_equal "$(cut -f2- "$MISSING")" "$("$PAGECACHE" holes "$F")"
-	[ "$(field 0 bytes)" -eq $((3 * MIB)) ]
+	[ "$(field 0 bytes)" -eq $((3 * MiB)) ]
 }
 
 @test "6.1: pages read in by dd (PG_readahead marks) are not reported missing" {
@@ -83,12 +75,12 @@ run_cached() {
 	MISSING=$SCRATCH_MNT/missing
 	: >"$MISSING"
 	chmod 0666 "$MISSING"
-	"$PAGECACHE" load "$F" 0 $((4 * MIB))
+	"$PAGECACHE" load "$F" 0 $((4 * MiB))
 	run_cached skip setpriv --reuid=nobody --regid=nogroup --clear-groups
 	[ "$rc" -eq 2 ]
 	[ "$(field 0 residency)" = probe ]
 	assert_equal "$(cut -f2- "$MISSING")" "$("$PAGECACHE" holes "$F")"
-	[ "$(field 0 bytes)" -eq $((4 * MIB)) ]
+	[ "$(field 0 bytes)" -eq $((4 * MiB)) ]
 }
 
 @test "6.1: a cold default-mode run reports readahead_on_miss false" {

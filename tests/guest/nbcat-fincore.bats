@@ -25,21 +25,13 @@ CACHED_MIB=16
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE"
-	require_program "$NBCAT"
-	command -v jq >/dev/null || skip "jq is not installed"
-	command -v fincore >/dev/null || skip "fincore (util-linux) is not installed"
+	require_program "$PAGECACHE" "$NBCAT"
+	require_cmd jq fincore
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
-	scratch_ext4 512
+	scratch_file_mib "$FILE_MIB"
 	open_path_to_others "$SCRATCH_MNT"
-	F=$SCRATCH_MNT/data
-	make_file "$F" "$FILE_MIB"
 	chmod 0644 "$F"
 	"$PAGECACHE" load "$F" 0 $((CACHED_MIB * MiB))
-}
-
-teardown() {
-	guest_teardown
 }
 
 as_nobody() {

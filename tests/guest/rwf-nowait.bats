@@ -20,7 +20,6 @@
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
-MIB=$((1024 * 1024))
 FILE_MIB=8
 
 setup() {
@@ -28,29 +27,23 @@ setup() {
 	require_kernel_series 6.1
 	require_program "$PAGECACHE"
 	require_program "$NOWAIT_READ"
-	scratch_ext4 512
-	F=$SCRATCH_MNT/data
-	make_file "$F" "$FILE_MIB"
-	PAGES=$((FILE_MIB * MIB / 4096))
-}
-
-teardown() {
-	guest_teardown
+	scratch_file_mib "$FILE_MIB"
+	PAGES=$((FILE_MIB * MiB / 4096))
 }
 
 @test "after drop_caches, a RWF_NOWAIT read fails with EAGAIN" {
 	drop_caches
 	[ "$(resident "$F")" -eq 0 ]
-	run "$NOWAIT_READ" "$F" 0 "$MIB"
+	run "$NOWAIT_READ" "$F" 0 "$MiB"
 	assert_failure 2
 	assert_output EAGAIN
 }
 
 @test "a RWF_NOWAIT miss starts no readahead (IOCB_NOIO), a blocking read does" {
 	drop_caches
-	run "$NOWAIT_READ" "$F" 0 "$MIB"
+	run "$NOWAIT_READ" "$F" 0 "$MiB"
 	assert_output EAGAIN
-	run "$NOWAIT_READ" "$F" $((4 * MIB)) 4096
+	run "$NOWAIT_READ" "$F" $((4 * MiB)) 4096
 	assert_output EAGAIN
 	[ "$(resident "$F")" -eq 0 ]
 
@@ -65,17 +58,17 @@ teardown() {
 	drop_caches
 	cat "$F" >/dev/null
 	[ "$(resident "$F")" -eq "$PAGES" ]
-	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MIB))
+	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_success
-	assert_output $((FILE_MIB * MIB))
+	assert_output $((FILE_MIB * MiB))
 }
 
 @test "partially cached: RWF_NOWAIT returns the cached prefix (a short read)" {
-	local cached=$((3 * MIB + 8192))
+	local cached=$((3 * MiB + 8192))
 	drop_caches
 	"$PAGECACHE" load "$F" 0 "$cached"
 	[ "$(resident "$F")" -eq $((cached / 4096)) ]
-	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MIB))
+	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_success
 	assert_output "$cached"
 	# ... and the short read did not read ahead into the missing part.
@@ -84,27 +77,27 @@ teardown() {
 
 @test "a hole in the cache: the read stops at the first missing page" {
 	drop_caches
-	"$PAGECACHE" load "$F" 0 $((2 * MIB))
-	"$PAGECACHE" load "$F" $((3 * MIB)) $((5 * MIB))
-	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MIB))
+	"$PAGECACHE" load "$F" 0 $((2 * MiB))
+	"$PAGECACHE" load "$F" $((3 * MiB)) $((5 * MiB))
+	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_success
-	assert_output $((2 * MIB))
-	run "$NOWAIT_READ" "$F" $((2 * MIB)) "$MIB"
+	assert_output $((2 * MiB))
+	run "$NOWAIT_READ" "$F" $((2 * MiB)) "$MiB"
 	assert_failure 2
 	assert_output EAGAIN
-	run "$NOWAIT_READ" "$F" $((3 * MIB)) $((5 * MIB))
+	run "$NOWAIT_READ" "$F" $((3 * MiB)) $((5 * MiB))
 	assert_success
-	assert_output $((5 * MIB))
-	[ "$(resident "$F")" -eq $((7 * MIB / 4096)) ]
+	assert_output $((5 * MiB))
+	[ "$(resident "$F")" -eq $((7 * MiB / 4096)) ]
 }
 
 @test "only the tail cached: a read from the start fails with EAGAIN" {
 	drop_caches
-	"$PAGECACHE" load "$F" $((4 * MIB)) $((4 * MIB))
-	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MIB))
+	"$PAGECACHE" load "$F" $((4 * MiB)) $((4 * MiB))
+	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_failure 2
 	assert_output EAGAIN
-	[ "$(resident "$F")" -eq $((4 * MIB / 4096)) ]
+	[ "$(resident "$F")" -eq $((4 * MiB / 4096)) ]
 }
 
 @test "a readahead marker ends a RWF_NOWAIT read before cached pages" {
@@ -115,20 +108,20 @@ teardown() {
 	dd if="$F" of=/dev/null bs=4k count=1 status=none
 	res=$(resident "$F")
 	[ "$res" -ge 2 ]
-	run "$NOWAIT_READ" "$F" 0 "$MIB"
+	run "$NOWAIT_READ" "$F" 0 "$MiB"
 	assert_success
 	[ "$output" -lt $((res * 4096)) ]
 	assert_output 4096
 	# Still stuck there: RWF_NOWAIT never triggers the async readahead
 	# that would clear the mark.
-	run "$NOWAIT_READ" "$F" 4096 "$MIB"
+	run "$NOWAIT_READ" "$F" 4096 "$MiB"
 	assert_failure 2
 	assert_output EAGAIN
 	[ "$(resident "$F")" -eq "$res" ]
 }
 
 @test "RWF_NOWAIT at end of file returns 0" {
-	run "$NOWAIT_READ" "$F" $((FILE_MIB * MIB)) 4096
+	run "$NOWAIT_READ" "$F" $((FILE_MIB * MiB)) 4096
 	assert_success
 	assert_output 0
 }
@@ -175,8 +168,8 @@ nbcat_field() {
 	[ "$(nbcat_field mode)" = nowait ]
 	[ "$(nbcat_field bytes)" -eq 0 ]
 	[ "$(nbcat_field hit_bytes)" -eq 0 ]
-	[ "$(nbcat_field missing)" -eq $((FILE_MIB * MIB)) ]
-	[ "$(cat "$BATS_TEST_TMPDIR/missing")" = "$F"$'\t'0$'\t'$((FILE_MIB * MIB)) ]
+	[ "$(nbcat_field missing)" -eq $((FILE_MIB * MiB)) ]
+	[ "$(cat "$BATS_TEST_TMPDIR/missing")" = "$F"$'\t'0$'\t'$((FILE_MIB * MiB)) ]
 	[ "$(resident "$F")" -eq 0 ]
 }
 
@@ -189,7 +182,7 @@ nbcat_field() {
 	[ "$status" -eq 0 ]
 	cmp "$F" "$OUT"
 	[ "$(nbcat_field mode)" = nowait ]
-	[ "$(nbcat_field hit_bytes)" -eq $((FILE_MIB * MIB)) ]
+	[ "$(nbcat_field hit_bytes)" -eq $((FILE_MIB * MiB)) ]
 	[ "$(nbcat_field hit_chunks)" -eq $((FILE_MIB * 4)) ]
 	[ "$(nbcat_field partial_bytes)" -eq 0 ]
 	[ "$(nbcat_field miss_bytes)" -eq 0 ]
@@ -200,7 +193,7 @@ nbcat_field() {
 }
 
 @test "nbcat on a partially cached file: hits, one partial chunk, then misses" {
-	local cached=$((4 * MIB + 128 * 1024)) sum
+	local cached=$((4 * MiB + 128 * 1024)) sum
 	require_program "$NBCAT"
 	drop_caches
 	"$PAGECACHE" load "$F" 0 "$cached"
@@ -212,11 +205,11 @@ nbcat_field() {
 	[ "$status" -eq 2 ]
 	head -c "$cached" "$F" | cmp - "$OUT"
 	[ "$(nbcat_field hit_chunks)" -eq 16 ]
-	[ "$(nbcat_field hit_bytes)" -eq $((4 * MIB)) ]
+	[ "$(nbcat_field hit_bytes)" -eq $((4 * MiB)) ]
 	[ "$(nbcat_field partial_chunks)" -eq 1 ]
 	[ "$(nbcat_field partial_bytes)" -eq $((128 * 1024)) ]
-	[ "$(nbcat_field missing)" -eq $((FILE_MIB * MIB - cached)) ]
-	[ "$(cat "$BATS_TEST_TMPDIR/missing")" = "$F"$'\t'"$cached"$'\t'$((FILE_MIB * MIB - cached)) ]
+	[ "$(nbcat_field missing)" -eq $((FILE_MIB * MiB - cached)) ]
+	[ "$(cat "$BATS_TEST_TMPDIR/missing")" = "$F"$'\t'"$cached"$'\t'$((FILE_MIB * MiB - cached)) ]
 	[ "$(resident "$F")" -eq $((cached / 4096)) ]
 
 	# The default strategy completes the misses with worker threads; the
@@ -229,27 +222,27 @@ nbcat_field() {
 	cmp "$F" "$OUT"
 	run awk -F '\t' 'NR <= 17 { print $3 }' "$BATS_TEST_TMPDIR/trace"
 	assert_output "$(printf 'hit\n%.0s' {1..16})"$'\n'partial
-	[ "$(nbcat_field hit_bytes)" -ge $((4 * MIB)) ]
+	[ "$(nbcat_field hit_bytes)" -ge $((4 * MiB)) ]
 	[ "$(nbcat_field miss_bytes)" -gt 0 ]
 	sum=$(($(nbcat_field hit_bytes) + $(nbcat_field partial_bytes) + $(nbcat_field miss_bytes)))
-	[ "$sum" -eq $((FILE_MIB * MIB)) ]
+	[ "$sum" -eq $((FILE_MIB * MiB)) ]
 	[ "$(resident "$F")" -eq "$PAGES" ]
 }
 
 @test "nbcat --cached-only=skip on a hole: the exact missing range" {
 	require_program "$NBCAT"
 	drop_caches
-	"$PAGECACHE" load "$F" 0 $((2 * MIB))
-	"$PAGECACHE" load "$F" $((3 * MIB)) $((5 * MIB))
+	"$PAGECACHE" load "$F" 0 $((2 * MiB))
+	"$PAGECACHE" load "$F" $((3 * MiB)) $((5 * MiB))
 	nbcat_run --cached-only=skip --json --report "$BATS_TEST_TMPDIR/report.json" \
 		--missing "$BATS_TEST_TMPDIR/missing" "$F"
 	cat "$BATS_TEST_TMPDIR/report.json"
 	[ "$status" -eq 2 ]
-	[ "$(cat "$BATS_TEST_TMPDIR/missing")" = "$F"$'\t'$((2 * MIB))$'\t'"$MIB" ]
-	[ "$(nbcat_field bytes)" -eq $((7 * MIB)) ]
-	[ "$(nbcat_field missing)" -eq "$MIB" ]
-	{ head -c $((2 * MIB)) "$F"; tail -c $((5 * MIB)) "$F"; } | cmp - "$OUT"
-	[ "$(resident "$F")" -eq $((7 * MIB / 4096)) ]
+	[ "$(cat "$BATS_TEST_TMPDIR/missing")" = "$F"$'\t'$((2 * MiB))$'\t'"$MiB" ]
+	[ "$(nbcat_field bytes)" -eq $((7 * MiB)) ]
+	[ "$(nbcat_field missing)" -eq "$MiB" ]
+	{ head -c $((2 * MiB)) "$F"; tail -c $((5 * MiB)) "$F"; } | cmp - "$OUT"
+	[ "$(resident "$F")" -eq $((7 * MiB / 4096)) ]
 }
 
 @test "nbcat on tmpfs: unsupported, read with plain reads" {
@@ -265,6 +258,6 @@ nbcat_field() {
 	cmp "$t/data" "$OUT"
 	grep -q "nbcat: $t/data: non-blocking reads not supported" "$ERR"
 	[ "$(nbcat_field mode)" = unsupported ]
-	[ "$(nbcat_field unsup_bytes)" -eq $((2 * MIB)) ]
+	[ "$(nbcat_field unsup_bytes)" -eq $((2 * MiB)) ]
 	[ "$(nbcat_field hit_bytes)" -eq 0 ]
 }

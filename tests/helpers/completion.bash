@@ -4,15 +4,12 @@
 # bash does, and read a tool's --help the way the completion's lists
 # must match it.
 #
-# Load it from a test file with: load ../helpers/completion
+# Load it from a test file with:
+#   load "${BATS_TEST_DIRNAME}/../helpers/completion.bash"
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+# shellcheck source=tests/helpers/rc.bash
+source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
 
-_top=$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)
-NBIO_BUILDDIR=${NBIO_BUILDDIR:-$_top}
-NBIO_SRCDIR=${NBIO_SRCDIR:-$_top}
 BASH_COMPLETION=${BASH_COMPLETION:-/usr/share/bash-completion/bash_completion}
 
 # completion_setup FILE: source bash-completion and completions/FILE. A

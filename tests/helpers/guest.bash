@@ -1,85 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# guest.bash - shared code for the bats tests that run inside the QEMU guest
-# (tests/guest/*.bats, booted by tests/vm/run): gates that skip with a
-# reason (require_guest, require_root, require_loop, require_kernel,
-# require_disk), a per-test dmesg scan between two /dev/kmsg markers, a
-# cleanup stack, and scratch-disk, loop-device and page-cache helpers.
+# guest.bash - shared by the bats tests that run inside the QEMU guest
+# (tests/guest/*.bats and tests/bench/guest.bats, booted by tests/vm/run),
+# on top of rc.bash (the gates, paths and file helpers): a per-test dmesg
+# scan between two /dev/kmsg markers, a cleanup stack, the default setup
+# and teardown, and scratch-disk, loop-device and fault helpers.
 #
 # In a test file:
 #   load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
-#   setup()    { guest_setup; ...; }
-#   teardown() { guest_teardown; }
+#   setup()    { guest_setup; ...; }      # when it needs more than that
 # guest_setup calls require_guest, so a file run on the host skips every
 # test: nothing here may touch the host's loop devices or disks.
 
-bats_load_library bats-support
-bats_load_library bats-assert
-
-NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "${BATS_TEST_DIRNAME}/../.." && pwd)}
-NBIO_BUILDDIR=${NBIO_BUILDDIR:-$NBIO_SRCDIR}
-PAGECACHE=$NBIO_BUILDDIR/tests/helpers/pagecache
-NOWAIT_READ=$NBIO_BUILDDIR/tests/helpers/nowait-read
-LOOP_IOCTL=$NBIO_BUILDDIR/tests/helpers/loop-ioctl
-NBCAT=$NBIO_BUILDDIR/nbcat
-
-# Sizes in bytes, for the tests' arithmetic.
-KiB=1024
-MiB=$((1024 * 1024))
+# shellcheck source=tests/helpers/rc.bash
+source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
 
 # Kernel log lines that fail the test that produced them.
 GUEST_DMESG_BAD='BUG:|WARNING:|Oops|INFO: possible|INFO: task .* blocked|possible circular locking|lock held|sleeping function called from invalid context|UBSAN|KASAN|general protection fault|list_add corruption|list_del corruption'
-
-# require_guest: skip unless this runs in the guest booted by tests/vm/run.
-# Both the environment and the kernel command line must say so.
-require_guest() {
-	[[ ${NBIO_GUEST:-} == 1 ]] && grep -qw 'nbio.guest=1' /proc/cmdline ||
-		skip "runs only in the QEMU guest (tests/vm/run, make check-vm)"
-}
-
-require_root() {
-	[[ $(id -u) -eq 0 ]] || skip "needs root"
-}
-
-require_loop() {
-	[[ -c /dev/loop-control ]] || skip "no loop driver (/dev/loop-control)"
-	command -v losetup >/dev/null || skip "no losetup (util-linux)"
-}
-
-# require_kernel X.Y: skip on kernels older than X.Y.
-require_kernel() {
-	local want=$1 have
-	have=$(uname -r)
-	have=${have%%[!0-9.]*}
-	local hmaj=${have%%.*} hmin=${have#*.}
-	local wmaj=${want%%.*} wmin=${want#*.}
-	hmin=${hmin%%.*}
-	wmin=${wmin%%.*}
-	if ((hmaj < wmaj || (hmaj == wmaj && hmin < wmin))); then
-		skip "needs kernel $want or newer (running $(uname -r))"
-	fi
-}
-
-# require_kernel_series X.Y: skip unless the kernel is exactly X.Y.*: for
-# ground-truth tests that document one kernel series' behaviour.
-require_kernel_series() {
-	local have
-	have=$(uname -r)
-	[[ $have == "$1".* || $have == "$1" || $have == "$1"-* ]] ||
-		skip "documents $1 behaviour (running $have)"
-}
-
-# require_disk 512|4k: the scratch disk with that logical block size.
-require_disk() {
-	local var=NBIO_DISK512
-	[[ $1 == 4k ]] && var=NBIO_DISK4K
-	[[ -n ${!var:-} && -b ${!var} ]] || skip "no scratch disk $var"
-}
-
-# require_program PATH: one of our built programs; a missing one is a
-# failure (the guest suite runs after the build), not a skip.
-require_program() {
-	[[ -x $1 ]] || fail "$1: not built (make all check-vm builds it)"
-}
 
 # defer CMD [ARG...]: run CMD in teardown, last deferred first.
 defer() {
@@ -123,6 +59,16 @@ guest_teardown() {
 	return "$rc"
 }
 
+# The default hooks, for a file that redefines neither. A file's own
+# setup calls guest_setup first; its own teardown calls guest_teardown.
+setup() {
+	guest_setup
+}
+
+teardown() {
+	guest_teardown
+}
+
 # drop_caches: write back, then drop the clean page cache, dentries and
 # inodes of the whole guest.
 drop_caches() {
@@ -151,12 +97,13 @@ scratch_ext4() {
 	defer umount "$SCRATCH_MNT"
 }
 
-# make_file PATH MIB: a file of MIB MiB of non-zero data, written back
-# and dropped from the page cache (blocks allocated, nothing cached).
-make_file() {
-	dd if=/dev/urandom of="$1" bs=1M count="$2" status=none conv=fsync ||
-		fail "cannot write $1"
-	"$PAGECACHE" evict "$1" || fail "cannot evict $1"
+# scratch_file_mib MIB: a fresh ext4 on the 512-byte scratch disk
+# (scratch_ext4) holding F=$SCRATCH_MNT/data, MIB MiB of random data,
+# written back and not cached (make_file_mib).
+scratch_file_mib() {
+	scratch_ext4 512
+	F=$SCRATCH_MNT/data
+	make_file_mib "$F" "$1"
 }
 
 # open_path_to_others DIR: o+x on DIR and every directory above it, so
@@ -167,13 +114,6 @@ open_path_to_others() {
 		chmod o+x "$d" || fail "chmod o+x $d failed"
 		d=$(dirname "$d")
 	done
-}
-
-# resident PATH [OFFSET LENGTH]: number of resident pages.
-resident() {
-	local out
-	out=$("$PAGECACHE" resident "$@") || fail "pagecache resident $* failed"
-	echo "${out%% *}"
 }
 
 # loop_attach ARGS...: losetup --find --show ARGS; prints the device in

@@ -5,16 +5,8 @@
 # says it shows. The guest part runs in the guest suite
 # (tests/guest/demo.bats).
 
-load ../helpers/common
-
-setup() {
-	common_setup
-	require_nowait "$D"
-}
-
-teardown() {
-	common_teardown
-}
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
+# setup, teardown: nbcat.bash's ($D where RWF_NOWAIT works, $F=$D/f)
 
 # run_demo MIB: the host part of the demo on a MIB MiB file.
 run_demo() {

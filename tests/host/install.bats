@@ -4,12 +4,7 @@
 # completions land under DESTDIR, where configure said, and nothing else
 # is installed; make uninstall removes them again.
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-
-NBIO_BUILDDIR=${NBIO_BUILDDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
-NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
 
 setup() {
 	[[ -f $NBIO_BUILDDIR/Makefile ]] ||

@@ -6,9 +6,7 @@
 # devices from a fake /sys (bound ones have loop/backing_file). Nothing
 # here runs a loopctl command other than --help.
 
-load ../helpers/completion
-
-LOOPCTL=$NBIO_BUILDDIR/loopctl
+load "${BATS_TEST_DIRNAME}/../helpers/completion.bash"
 
 setup() {
 	[[ -x $LOOPCTL ]] || fail "loopctl not built: $LOOPCTL"

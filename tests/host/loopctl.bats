@@ -7,13 +7,8 @@
 # happens in a private mount namespace whose /dev is an empty tmpfs (see
 # isolated()), and what attaches is tested in tests/guest/loopctl.bats.
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
 
-NBIO_BUILDDIR=${NBIO_BUILDDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
-NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
-LOOPCTL=$NBIO_BUILDDIR/loopctl
 MAN=$NBIO_SRCDIR/man/loopctl.8
 
 # Exit codes (loopctl(8) EXIT STATUS), as `run -N` checks them: 1 usage or
@@ -93,22 +88,6 @@ require_isolation() {
 	command -v unshare >/dev/null || skip "no unshare (util-linux)"
 	isolated true ||
 		skip "cannot make a private mount namespace (needs root)"
-}
-
-require_setpriv() {
-	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
-	id nobody >/dev/null 2>&1 || skip "no user nobody"
-	getent group nogroup >/dev/null || skip "no group nogroup"
-}
-
-# kernel_at_least X.Y
-kernel_at_least() {
-	local have want=$1
-	have=$(uname -r)
-	have=${have%%[!0-9.]*}
-	local hmaj=${have%%.*} hmin=${have#*.} wmaj=${want%%.*} wmin=${want#*.}
-	hmin=${hmin%%.*}
-	((hmaj > wmaj || (hmaj == wmaj && hmin >= wmin)))
 }
 
 # odirect_works FILE: ground truth, independent of loopctl.
@@ -655,7 +634,7 @@ loopctl: /dev/null: not a loop device"
 
 @test "why needs no privilege and no device" {
 	require_isolation
-	require_setpriv
+	require_nobody
 	run -0 isolated --nobody "$LOOPCTL" why "$F"
 	assert_output --partial "$F: direct I/O"
 }
@@ -665,7 +644,7 @@ loopctl: /dev/null: not a loop device"
 
 @test "attach as nobody: permission message and exit 4, before any device" {
 	require_isolation
-	require_setpriv
+	require_nobody
 	run -4 isolated --nobody --control "$LOOPCTL" attach --direct-io=off "$F"
 	assert_output "loopctl: /dev/loop-control: permission denied: attaching a loop device needs root (CAP_SYS_ADMIN); run it as root, e.g. with sudo"
 	refute_output --partial "Operation not permitted"
@@ -673,7 +652,7 @@ loopctl: /dev/null: not a loop device"
 
 @test "attach as nobody: a write-protected file is planned read-only" {
 	require_isolation
-	require_setpriv
+	require_nobody
 	chmod 0444 "$F"
 	run -0 --separate-stderr isolated --nobody "$LOOPCTL" attach --dry-run \
 		--direct-io=off "$F"
@@ -687,7 +666,7 @@ loopctl: /dev/null: not a loop device"
 
 @test "set, detach and cache as nobody: exit 2 for a non-loop path" {
 	require_isolation
-	require_setpriv
+	require_nobody
 	# validation comes first: a not-a-loop path answers exit 2, not 4
 	run -2 isolated --nobody "$LOOPCTL" detach /dev/null
 	assert_output "loopctl: /dev/null: not a loop device"
@@ -701,7 +680,7 @@ loopctl: /dev/null: not a loop device"
 # permission message (exit 4) before trying to open it.
 @test "set, detach and cache as nobody on a loop device: exit 4" {
 	require_isolation
-	require_setpriv
+	require_nobody
 	run -4 isolated --nobody --loopnode "$LOOPCTL" set --direct-io=off /dev/loop0
 	assert_output "loopctl: /dev/loop0: permission denied: changing a loop device needs root (CAP_SYS_ADMIN); run it as root, e.g. with sudo"
 	run -4 isolated --nobody --loopnode "$LOOPCTL" detach /dev/loop0

@@ -10,7 +10,7 @@
 # or the documented "cannot answer" (exit 2, MODE unknown), never a
 # false "fully cached".
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
@@ -107,7 +107,7 @@ expect_unchanged() {
 
 @test "fully evicted file: nothing added, the whole file missing" {
 	local how
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	for how in stop skip; do
 		retry_reclaim layout_then "$how" cache_layout "$F"
 		expect_row "$F" bytes=0 missing="$S" readahead_on_miss=false
@@ -117,7 +117,7 @@ expect_unchanged() {
 
 @test "half-cached file (pages loaded without readahead): nothing added" {
 	local how
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	for how in stop skip; do
 		retry_reclaim layout_then "$how" \
 			cache_layout "$F" 0 $((S / 2 / P * P))
@@ -126,7 +126,7 @@ expect_unchanged() {
 
 @test "interleaved layout: --missing lists exactly the non-resident pages" {
 	local how
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	for how in skip stop; do
 		retry_reclaim layout_then "$how" \
 			cache_layout "$F" $((3 * P)) $((MiB - 3 * P)) \
@@ -145,7 +145,7 @@ dd_prefix() {
 	# a RWF_NOWAIT read of that cached page starts readahead on 6.12+
 	# (seen on 6.18: all 64 MiB loaded after 8 MiB were read)
 	local how
-	make_file "$F" $((64 * MiB))
+	make_file_bytes "$F" $((64 * MiB))
 	S=$((64 * MiB))
 	for how in stop skip; do
 		retry_reclaim layout_then "$how" dd_prefix
@@ -154,7 +154,7 @@ dd_prefix() {
 
 @test "fully cached file: everything written, exit 0, nothing missing" {
 	local how
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	for how in stop skip; do
 		retry_reclaim layout_then "$how" cache_layout "$F" 0 "$S"
 		expect_row "$F" bytes="$S" missing=0 hit_bytes="$S" miss_bytes=0
@@ -180,7 +180,7 @@ pub_file() {
 	PUB=$(mktemp -d /tmp/nbcat-noload.XXXXXX)
 	chmod 0755 "$PUB"
 	F=$PUB/f
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	chmod "$1" "$F"
 	require_nowait "$F"
 	: >"$PUB/missing"
@@ -256,7 +256,7 @@ nobody_0666() {
 
 @test "default mode: readahead_on_miss says whether our misses read ahead" {
 	local want=false
-	make_file "$F" $((1 * MiB))
+	make_file_bytes "$F" $((1 * MiB))
 	cache_layout "$F"
 	nowait_starts_io && want=true
 	nbcat_json -b 64K "$F"

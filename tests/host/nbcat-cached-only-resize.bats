@@ -11,7 +11,7 @@
 # growth made nbcat spin, is used only where a miss starts no I/O (6.1):
 # tests/guest/nbcat-cached-only-resize.bats covers it there.
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 RESIZE=$NBIO_BUILDDIR/tests/helpers/resizefile.so
 C=$((64 * KiB))
@@ -22,7 +22,7 @@ setup() {
 	require_nowait "$D"
 	[[ -f $RESIZE ]] || fail "not built: $RESIZE (make check builds it)"
 	F=$D/f
-	make_file "$D/orig" "$S"
+	make_file_bytes "$D/orig" "$S"
 	PUB=
 }
 

@@ -5,17 +5,8 @@
 # was missing, 1 when anything failed. Layouts as in nbcat-classify.bats:
 # cold ranges cold_gap() apart so readahead cannot blur them.
 
-load ../helpers/common
-
-setup() {
-	common_setup
-	require_nowait "$D"
-	F=$D/f
-}
-
-teardown() {
-	common_teardown
-}
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
+# setup, teardown: nbcat.bash's ($D where RWF_NOWAIT works, $F=$D/f)
 
 C=$((64 * KiB))
 P=$PAGESIZE
@@ -28,7 +19,7 @@ extract() {
 
 @test "warm file: everything written, exit 0, nothing missing" {
 	local s=$((3 * C + 5)) how
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	for how in "" "=stop" "=skip"; do
 		# again each time: the host's reclaim (kdamond) may take a page
 		cache_layout "$F" 0 "$s"
@@ -49,7 +40,7 @@ cold_stop() {
 
 @test "cold file, stop: nothing written, exit 2, the whole file missing" {
 	S=$((3 * C + 5))
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	retry_cold cold_stop --cached-only
 	[[ ! -s $D/out ]]
 	expect_row total missing="$S" bytes=0
@@ -57,7 +48,7 @@ cold_stop() {
 
 @test "-c, --cached-only and --cached-only=stop are the same" {
 	S=$((2 * C))
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	retry_cold cold_stop -c
 	retry_cold cold_stop --cached-only=stop
 	retry_cold cold_stop -cstop
@@ -75,7 +66,7 @@ prefix_stop() {
 @test "stop: the cached prefix is written, up to the first missing byte" {
 	S=$((5 * C))
 	W=$((2 * C + 3 * P))
-	make_file "$F" "$S"
+	make_file_bytes "$F" "$S"
 	retry_cold prefix_stop
 	head -c "$W" "$F" >"$D/expected"
 	cmp "$D/out" "$D/expected"
@@ -93,9 +84,9 @@ stop_next_file() {
 }
 
 @test "stop goes on with the next file" {
-	make_file "$D/a" $((C + 1))
-	make_file "$D/b" $((2 * C))
-	make_file "$D/c" $((3 * C))
+	make_file_bytes "$D/a" $((C + 1))
+	make_file_bytes "$D/b" $((2 * C))
+	make_file_bytes "$D/c" $((3 * C))
 	retry_cold stop_next_file
 	{
 		cat "$D/b"
@@ -132,7 +123,7 @@ skip_layout() {
 	g=$(cold_gap $C)
 	A=$(((g + 4 * P + C - 1) / C * C))
 	B=$(((A + 2 * P + g + C - 1) / C * C))
-	make_file "$F" $((B + 3 * P + 100))
+	make_file_bytes "$F" $((B + 3 * P + 100))
 	retry_cold skip_layout
 	{
 		extract "$F" $((2 * P)) $((A - 4 * P))
@@ -162,7 +153,7 @@ ranges_complement() {
 	a=$(((g + 4 * P + C - 1) / C * C))
 	b=$(((a + 2 * P + g + C - 1) / C * C))
 	s=$((b + 3 * P + 100))
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	cache_layout "$F" $((2 * P)) $((a - 4 * P)) \
 		$((a + 2 * P)) $((b + 3 * P - a - 2 * P))
 	nbcat_json -b 64K --cached-only=skip -m "$D/missing" -t "$D/trace" "$F"
@@ -188,14 +179,14 @@ cold_skip() {
 }
 
 @test "skip on a cold file: nothing written, one range" {
-	make_file "$F" $((3 * P + 5))
+	make_file_bytes "$F" $((3 * P + 5))
 	retry_cold cold_skip
 	[[ ! -s $D/out ]]
 	expect_row "$F" bytes=0 missing=$((3 * P + 5))
 }
 
 @test "exit 1 wins over 2: a missing file and a cold one" {
-	make_file "$F" $C
+	make_file_bytes "$F" $C
 	"$PAGECACHE" evict "$F"
 	nbcat_run -q -b 64K --cached-only "$D/nope" "$F"
 	expect_status 1
@@ -206,7 +197,7 @@ cold_skip() {
 	local g s how before after
 	g=$(cold_gap $C)
 	s=$((2 * C + g))
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	for how in stop skip; do
 		cache_layout "$F" $C $((g + 5 * P))
 		before=$("$PAGECACHE" resident "$F")
@@ -224,7 +215,7 @@ cold_skip() {
 		"$PAGECACHE" probe "$f" >/dev/null 2>&1 &&
 			skip "$f supports RWF_NOWAIT on this kernel"
 	done
-	make_file "$F" 100
+	make_file_bytes "$F" 100
 	"$PAGECACHE" load "$F" 0 100
 	for how in stop skip; do
 		# st_size is 0 (procfs) or 4096 (sysfs): neither says what is

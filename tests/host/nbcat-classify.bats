@@ -5,19 +5,10 @@
 # hits, a chunk whose first page is cold is a miss, a chunk cached only
 # at its start is partial. Cold ranges are at most one chunk and kept
 # cold_gap() bytes apart, so readahead from one never reaches another and
-# the numbers do not depend on thread timing (see common.bash).
+# the numbers do not depend on thread timing (see nbcat.bash).
 
-load ../helpers/common
-
-setup() {
-	common_setup
-	require_nowait "$D"
-	F=$D/f
-}
-
-teardown() {
-	common_teardown
-}
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
+# setup, teardown: nbcat.bash's ($D where RWF_NOWAIT works, $F=$D/f)
 
 C=$((64 * KiB))
 P=$PAGESIZE
@@ -34,7 +25,7 @@ warm_file() {
 
 @test "warm file: every chunk a hit, ratios 1, no EAGAIN or fallback latency" {
 	local s=$((10 * C + 1000))
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	retry_warm warm_file "$s" -b 64K -m "$D/missing"
 	expect_status 0
 	expect_output "$F"
@@ -52,7 +43,7 @@ warm_file() {
 
 @test "-b sets the chunk, 256 KiB by default" {
 	local s=$((1 * MiB + 1)) b want
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	for b in default:5 4K:257 128K:9 1M:2 64M:1; do
 		want=${b#*:}
 		if [[ ${b%:*} == default ]]; then
@@ -77,7 +68,7 @@ cold_file() {
 @test "cold file of one chunk: one miss, ratios 0, EAGAIN and fallback latency" {
 	local s
 	for s in 1 $((C - 1000)) $C; do
-		make_file "$F" "$s"
+		make_file_bytes "$F" "$s"
 		retry_cold cold_file "$s"
 		expect_status 0
 		expect_output "$F"
@@ -110,9 +101,9 @@ cold_files() {
 }
 
 @test "cold files: every chunk of every file a miss, per file and in total" {
-	make_file "$D/a" 1
-	make_file "$D/b" $((C - 1))
-	make_file "$D/c" $C
+	make_file_bytes "$D/a" 1
+	make_file_bytes "$D/b" $((C - 1))
+	make_file_bytes "$D/c" $C
 	retry_cold cold_files
 	expect_status 0
 	expect_output "$D/a" "$D/b" "$D/c"
@@ -128,7 +119,7 @@ warm_stdin() {
 
 @test "regular file on stdin: classified like a named file (mode nowait)" {
 	local s=$((4 * C + P))
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	retry_warm warm_stdin "$s"
 	expect_status 0
 	expect_output "$F"
@@ -151,7 +142,7 @@ middle_layout() {
 @test "cached middle range: hits exactly there, a miss before, partial after" {
 	G=$(cold_gap $C)
 	local s=$((2 * C + G)) want
-	make_file "$F" "$s"
+	make_file_bytes "$F" "$s"
 	retry_cold middle_layout
 	expect_status 0
 	expect_output "$F"
@@ -170,7 +161,7 @@ middle_layout() {
 
 @test "same layout with -w 1 -j 1 and with -w 1024 -j 256: same classes" {
 	G=$(cold_gap $C)
-	make_file "$F" $((2 * C + G))
+	make_file_bytes "$F" $((2 * C + G))
 	retry_cold middle_layout -w 1 -j 1
 	expect_status 0
 	expect_output "$F"
@@ -188,7 +179,7 @@ partial_layout() {
 }
 
 @test "cached range ending mid-chunk: that chunk is partial, the rest a miss" {
-	make_file "$F" $((2 * C))
+	make_file_bytes "$F" $((2 * C))
 	retry_cold partial_layout
 	expect_status 0
 	expect_output "$F"
@@ -207,7 +198,7 @@ late_start_layout() {
 }
 
 @test "cached range starting mid-chunk: that chunk is a miss as a whole" {
-	make_file "$F" $((4 * C))
+	make_file_bytes "$F" $((4 * C))
 	retry_cold late_start_layout
 	expect_status 0
 	expect_output "$F"
@@ -221,7 +212,7 @@ prefetch_layout() {
 }
 
 @test "--prefetch: a cold chunk is still one miss, output unchanged" {
-	make_file "$F" $C
+	make_file_bytes "$F" $C
 	retry_cold prefetch_layout
 	expect_status 0
 	expect_output "$F"

@@ -4,9 +4,7 @@
 # --help` (so they cannot drift from the code), and what it offers for
 # option arguments, lists of columns and operands.
 
-load ../helpers/completion
-
-NBCAT=$NBIO_BUILDDIR/nbcat
+load "${BATS_TEST_DIRNAME}/../helpers/completion.bash"
 
 setup() {
 	[[ -x $NBCAT ]] || fail "nbcat not built: $NBCAT"

@@ -5,21 +5,17 @@
 # reported once (exit 1); a reader that goes away stops nbcat at once and
 # silently (SIGPIPE, or EPIPE when SIGPIPE is ignored).
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
 }
 
-teardown() {
-	common_teardown
-}
-
 C=$((64 * KiB))
 
 @test "missing file: message, the other files still written, exit 1" {
-	make_file "$D/a" $((C + 3))
-	make_file "$D/b" 7
+	make_file_bytes "$D/a" $((C + 3))
+	make_file_bytes "$D/b" 7
 	nbcat_run -q -b 64K "$D/a" "$D/nope" "$D/b"
 	expect_status 1
 	expect_output "$D/a" "$D/b"
@@ -27,7 +23,7 @@ C=$((64 * KiB))
 }
 
 @test "empty file name: named '' like cat does, exit 1" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	nbcat_run -q "" "$D/a"
 	expect_status 1
 	expect_output "$D/a"
@@ -39,7 +35,7 @@ C=$((64 * KiB))
 
 @test "directory: refused like cat, the other files still written, exit 1" {
 	mkdir "$D/dir"
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	nbcat_run -q "$D/dir" "$D/a"
 	expect_status 1
 	expect_output "$D/a"
@@ -47,7 +43,7 @@ C=$((64 * KiB))
 }
 
 @test "a file that cannot be opened has a row with mode error" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	nbcat_json "$D/nope" "$D/a"
 	expect_status 1
 	expect_output "$D/a"
@@ -74,9 +70,9 @@ run_without_dac() {
 		setpriv --bounding-set=-dac_override true 2>/dev/null ||
 			skip "setpriv cannot drop CAP_DAC_OVERRIDE here"
 	fi
-	make_file "$D/secret" 100
+	make_file_bytes "$D/secret" 100
 	chmod 000 "$D/secret"
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	run_without_dac -q "$D/secret" "$D/a"
 	expect_status 1
 	expect_output "$D/a"
@@ -84,7 +80,7 @@ run_without_dac() {
 }
 
 @test "read error (EIO from /proc/self/mem): message, go on, exit 1" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	nbcat_run -q /proc/self/mem "$D/a"
 	expect_status 1
 	expect_output "$D/a"
@@ -94,7 +90,7 @@ run_without_dac() {
 @test "read error mid-file: everything before it is written, like cat, exit 1" {
 	local so=$NBIO_BUILDDIR/tests/helpers/faultread.so bad=$((10 * C)) s
 	[[ -f $so ]] || fail "fault injection helper not built: $so"
-	make_file "$D/f" $((16 * C))
+	make_file_bytes "$D/f" $((16 * C))
 	head -c "$bad" "$D/f" >"$D/before"
 	# a cold file (every probe misses) with slow blocking reads, so
 	# that chunks before the bad byte are still in flight when the
@@ -118,8 +114,8 @@ full_disk() {
 }
 
 @test "write error (/dev/full): one message, exit 1, on every read path" {
-	make_file "$D/a" $((3 * C))
-	make_file "$D/b" $((3 * C))
+	make_file_bytes "$D/a" $((3 * C))
+	make_file_bytes "$D/b" $((3 * C))
 	full_disk -b 64K "$D/a" "$D/b" || fail "warm files (hits)"
 	"$PAGECACHE" evict "$D/a"
 	full_disk -b 64K "$D/a" "$D/b" || fail "cold file (workers)"
@@ -129,7 +125,7 @@ full_disk() {
 }
 
 @test "reader goes away (| head -c1): SIGPIPE, nothing on stderr" {
-	make_file "$D/big" $((64 * MiB))
+	make_file_bytes "$D/big" $((64 * MiB))
 	local cold
 	for cold in no yes; do
 		[[ $cold == yes ]] && "$PAGECACHE" evict "$D/big"
@@ -151,7 +147,7 @@ full_disk() {
 }
 
 @test "SIGPIPE ignored: EPIPE stops nbcat quietly, not exit 0" {
-	make_file "$D/big" $((64 * MiB))
+	make_file_bytes "$D/big" $((64 * MiB))
 	local src
 	for src in "$D/big" /dev/zero; do
 		run -0 bash -c 'env --ignore-signal=PIPE timeout -s KILL 120 \
@@ -165,7 +161,7 @@ full_disk() {
 }
 
 @test "unwritable --missing, --report, --trace files: message, exit 1" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	local opt
 	for opt in --missing --report --trace; do
 		# no -q: with -q there is no report to write

@@ -4,14 +4,10 @@
 # warm and mixed caches (misses completed out of order by the workers must
 # come out in file order), several files, standard input.
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
-}
-
-teardown() {
-	common_teardown
 }
 
 C=$((64 * KiB))	# the chunk size these tests pass with -b
@@ -40,7 +36,7 @@ same_as_cat() {
 	local s f
 	for s in 1 $((C - 1)) $C $((C + 1)) $((3 * C + 1)); do
 		f=$D/f$s
-		make_file "$f" "$s"
+		make_file_bytes "$f" "$s"
 		"$PAGECACHE" evict "$f"
 		same_as_cat "-b 64K" "$f" || fail "size $s, cold"
 		same_as_cat "-b 64K" "$f" || fail "size $s, warm"
@@ -51,7 +47,7 @@ same_as_cat() {
 	local s f
 	for s in $((256 * KiB - 1)) $((256 * KiB)) $((256 * KiB + 1)); do
 		f=$D/f$s
-		make_file "$f" "$s"
+		make_file_bytes "$f" "$s"
 		"$PAGECACHE" evict "$f"
 		same_as_cat "" "$f" || fail "size $s, cold"
 		same_as_cat "" "$f" || fail "size $s, warm"
@@ -59,7 +55,7 @@ same_as_cat() {
 }
 
 @test "64 MiB file, default options: cold, then warm" {
-	make_file "$D/big" $((64 * MiB))
+	make_file_bytes "$D/big" $((64 * MiB))
 	"$PAGECACHE" evict "$D/big"
 	same_as_cat "" "$D/big"
 	same_as_cat "" "$D/big"
@@ -67,7 +63,7 @@ same_as_cat() {
 
 @test "mixed cache (every other 64 KiB cached), small chunks, window 1 and 1024" {
 	local f=$D/f args=() off
-	make_file "$f" $((4 * MiB + 123))
+	make_file_bytes "$f" $((4 * MiB + 123))
 	for ((off = 0; off < 4 * MiB; off += 2 * C)); do
 		args+=("$off" "$C")
 	done
@@ -79,25 +75,25 @@ same_as_cat() {
 }
 
 @test "several files in order, an empty one, the same file twice" {
-	make_file "$D/a" $((C + 17))
+	make_file_bytes "$D/a" $((C + 17))
 	: >"$D/e"
-	make_file "$D/b" $((5 * C))
-	make_file "$D/c" 1
+	make_file_bytes "$D/b" $((5 * C))
+	make_file_bytes "$D/c" 1
 	"$PAGECACHE" evict "$D/b"
 	same_as_cat "-b 64K" "$D/a" "$D/e" "$D/b" "$D/a" "$D/c" "$D/e"
 }
 
 @test "standard input from a pipe, with no file argument" {
-	make_file "$D/a" $((3 * C + 5))
+	make_file_bytes "$D/a" $((3 * C + 5))
 	nbcat_run -q -b 64K < <(cat "$D/a")
 	expect_status 0
 	cmp "$D/out" "$D/a"
 }
 
 @test "'-' between files reads standard input, a second '-' gets its EOF" {
-	make_file "$D/a" 1000
-	make_file "$D/b" $((2 * C))
-	make_file "$D/in" $((C + 3))
+	make_file_bytes "$D/a" 1000
+	make_file_bytes "$D/b" $((2 * C))
+	make_file_bytes "$D/in" $((C + 3))
 	nbcat_run -q -b 64K "$D/a" - "$D/b" - < <(cat "$D/in")
 	expect_status 0
 	cat "$D/a" "$D/in" "$D/b" >"$D/expected"
@@ -105,7 +101,7 @@ same_as_cat() {
 }
 
 @test "standard input redirected from a file: read from its offset, like cat" {
-	make_file "$D/a" $((3 * C + 100))
+	make_file_bytes "$D/a" $((3 * C + 100))
 	{
 		dd bs=1000 count=1 of=/dev/null status=none
 		"$NBCAT" -q -b 64K >"$D/out" 2>"$D/err"
@@ -116,7 +112,7 @@ same_as_cat() {
 }
 
 @test "standard input redirected from a file, '-' twice: second one at EOF" {
-	make_file "$D/a" $((C + 1))
+	make_file_bytes "$D/a" $((C + 1))
 	nbcat_run -q -b 64K - - <"$D/a"
 	expect_status 0
 	cmp "$D/out" "$D/a"
@@ -127,7 +123,7 @@ same_as_cat() {
 	local max
 	max=$(</proc/sys/fs/pipe-max-size)
 	((max < 2 * MiB)) || skip "pipe-max-size $max allows a 2 MiB pipe"
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	# without CAP_SYS_RESOURCE (even as root), F_SETPIPE_SZ above the
 	# maximum fails; the reader tells how large its pipe ended up
 	# shellcheck disable=SC2016 # expanded by the inner shell

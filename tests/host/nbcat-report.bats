@@ -5,16 +5,8 @@
 # --noheadings, --output), --trace lines and --progress on stderr only.
 # Warm files only: every number here is exact whatever the kernel.
 
-load ../helpers/common
-
-setup() {
-	common_setup
-	require_nowait "$D"
-}
-
-teardown() {
-	common_teardown
-}
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
+# setup, teardown: nbcat.bash's ($D where RWF_NOWAIT works, $F=$D/f)
 
 C=$((64 * KiB))
 
@@ -29,7 +21,7 @@ COUNTS=(size bytes chunks hit_chunks partial_chunks miss_chunks unsup_chunks
 
 # warm NAME SIZE: a cached file $D/NAME.
 warm() {
-	make_file "$D/$1" "$2"
+	make_file_bytes "$D/$1" "$2"
 	cache_layout "$D/$1" 0 "$2"
 }
 
@@ -233,7 +225,7 @@ expect_types() {
 @test "--trace and --missing: tab, newline and backslash in a path escaped" {
 	local name=$'a\tb\nc\\d' esc='a\tb\nc\\d' f
 	f=$D/$name
-	make_file "$f" $((1 * MiB))
+	make_file_bytes "$f" $((1 * MiB))
 	"$PAGECACHE" evict "$f"
 	nbcat_run -q -b 64K -t "$D/trace" -m "$D/missing" "$f"
 	expect_status 0
@@ -252,7 +244,7 @@ expect_types() {
 	require_cmd python3
 	local name
 	name=$(printf 'caf\303\251-\377\376-\355\240\200-\360\237\230\200')
-	make_file "$D/$name" 100
+	make_file_bytes "$D/$name" 100
 	nbcat_json "$D/$name"
 	expect_status 0
 	# python's json rejects invalid UTF-8 (jq would replace it)
@@ -264,7 +256,7 @@ print(r["nbcat"][0]["file"])' "$D/report.json"
 }
 
 @test "JSON report on stderr: warnings go into its \"warnings\" array, one document" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	nbcat_run -J /proc/version "$D/nope" "$D/a"
 	expect_status 1
 	expect_output /proc/version "$D/a"

@@ -5,15 +5,11 @@
 # is truncated; and closed standard descriptors are never taken by a side
 # file, so neither the data nor the warnings can land in one.
 
-# shellcheck disable=SC2034,SC2154 # variables shared with ../helpers/common
-load ../helpers/common
+# shellcheck disable=SC2034,SC2154 # variables shared with ../helpers/nbcat.bash
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
-}
-
-teardown() {
-	common_teardown
 }
 
 # expect_untouched FILE: FILE still holds what $D/FILE.orig holds.
@@ -25,7 +21,7 @@ expect_untouched() {
 }
 
 @test "a side file that is an input: refused, the input untouched, exit 1" {
-	make_file "$D/victim" 1000
+	make_file_bytes "$D/victim" 1000
 	cp "$D/victim" "$D/victim.orig"
 	local opt
 	for opt in --missing --trace --report; do
@@ -51,7 +47,7 @@ expect_untouched() {
 }
 
 @test "a side file that is standard output: refused, nothing truncated, exit 1" {
-	make_file "$D/big" $((256 * KiB))
+	make_file_bytes "$D/big" $((256 * KiB))
 	printf 'keep me\n' >"$D/o.txt"
 	cp "$D/o.txt" "$D/o.txt.orig"
 	nbcat_status=0
@@ -63,7 +59,7 @@ expect_untouched() {
 }
 
 @test "two side files that are the same file: refused, exit 1" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	printf 'keep me\n' >"$D/side"
 	nbcat_run -m "$D/side" -t "$D/side" "$D/a"
 	expect_status 1
@@ -71,7 +67,7 @@ expect_untouched() {
 }
 
 @test "side files that are not inputs: still created and truncated" {
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	printf 'old line\n' >"$D/trace"
 	nbcat_run -q -t "$D/trace" "$D/a"
 	expect_status 0
@@ -86,7 +82,7 @@ expect_untouched() {
 }
 
 @test "closed stdout: the data does not land in a side file, exit 1" {
-	make_file "$D/small" 100
+	make_file_bytes "$D/small" 100
 	nbcat_status=0
 	"$NBCAT" -q -m "$D/m.tsv" "$D/small" >&- 2>"$D/err" || nbcat_status=$?
 	expect_status 1
@@ -95,7 +91,7 @@ expect_untouched() {
 }
 
 @test "closed stderr: the warnings do not land in a side file" {
-	make_file "$D/small" 100
+	make_file_bytes "$D/small" 100
 	nbcat_status=0
 	"$NBCAT" -q -m "$D/m.tsv" "$D/nope" "$D/small" >"$D/out" 2>&- ||
 		nbcat_status=$?

@@ -5,7 +5,7 @@
 # shrink while nbcat reads them (made deterministic with a FIFO that
 # nbcat blocks on while the file changes).
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
@@ -22,7 +22,7 @@ C=$((64 * KiB))
 	local s f strat opts
 	for s in 0 1 $((C - 1)) $C $((C + 1)) $((MiB + 7)); do
 		f=$D/f$s
-		make_file "$f" "$s"
+		make_file_bytes "$f" "$s"
 		for strat in blocking pool; do
 			for opts in "-j 1 -w 1" "-j 4 -w 16" "-j 8 -w 3"; do
 				"$PAGECACHE" evict "$f"
@@ -47,7 +47,7 @@ unclassified() {
 
 @test "blocking: mode blocking, nothing classified, fallback latency" {
 	local s=$((3 * C + 1))
-	make_file "$D/f" "$s"
+	make_file_bytes "$D/f" "$s"
 	nbcat_json -s blocking -b 64K "$D/f"
 	expect_status 0
 	expect_output "$D/f"
@@ -58,7 +58,7 @@ unclassified() {
 
 @test "pool: mode pool, nothing classified, fallback latency" {
 	local s=$((3 * C + 1))
-	make_file "$D/f" "$s"
+	make_file_bytes "$D/f" "$s"
 	"$PAGECACHE" evict "$D/f"
 	nbcat_json -s pool -b 64K "$D/f"
 	expect_status 0
@@ -118,7 +118,7 @@ fifo_finish() {
 	local strat
 	for strat in nowait blocking pool; do
 		F=$D/grow-$strat
-		make_file "$F" $((2 * MiB))
+		make_file_bytes "$F" $((2 * MiB))
 		rm -f "$D/fifo"
 		fifo_run -J --report "$D/report.json" -s $strat -b 64K -w 1
 		head -c $((MiB + 3)) /dev/urandom >>"$F"
@@ -133,7 +133,7 @@ fifo_finish() {
 	local strat
 	for strat in nowait blocking pool; do
 		F=$D/shrink-$strat
-		make_file "$F" $((4 * MiB))
+		make_file_bytes "$F" $((4 * MiB))
 		rm -f "$D/fifo"
 		fifo_run -J --report "$D/report.json" -s $strat -b 64K -w 1
 		truncate -s $((MiB + 5)) "$F"

@@ -5,7 +5,7 @@
 # "unsupported"; pipes and other non-seekable inputs are read with read(),
 # mode "stream", no notice. The output is cat's either way.
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
@@ -37,7 +37,7 @@ notice() {
 @test "tmpfs file: one notice, plain reads, mode unsupported, same output" {
 	shm_dir
 	local s=$((3 * C + 5))
-	make_file "$SHM/f" "$s"
+	make_file_bytes "$SHM/f" "$s"
 	nbcat_json -b 64K "$SHM/f"
 	expect_status 0
 	expect_output "$SHM/f"
@@ -55,9 +55,9 @@ notice() {
 @test "tmpfs and ext4 files mixed: a notice per tmpfs file, totals add up" {
 	shm_dir
 	require_nowait "$D"
-	make_file "$SHM/a" $((C + 1))
-	make_file "$D/b" $((2 * C))
-	make_file "$SHM/c" 10
+	make_file_bytes "$SHM/a" $((C + 1))
+	make_file_bytes "$D/b" $((2 * C))
+	make_file_bytes "$SHM/c" 10
 	cache_layout "$D/b" 0 $((2 * C))
 	nbcat_json -b 64K "$SHM/a" "$D/b" "$SHM/c"
 	expect_status 0
@@ -71,7 +71,7 @@ notice() {
 
 @test "tmpfs file: -q suppresses the notice" {
 	shm_dir
-	make_file "$SHM/f" 1000
+	make_file_bytes "$SHM/f" 1000
 	nbcat_run -q "$SHM/f"
 	expect_status 0
 	expect_output "$SHM/f"
@@ -80,7 +80,7 @@ notice() {
 
 @test "tmpfs file: --trace says unsupported, one line per chunk" {
 	shm_dir
-	make_file "$SHM/f" $((2 * C + 1))
+	make_file_bytes "$SHM/f" $((2 * C + 1))
 	nbcat_run -q -b 64K -t "$D/trace" "$SHM/f"
 	expect_status 0
 	expect_trace_wellformed "$D/trace" "$SHM/f"
@@ -101,7 +101,7 @@ notice() {
 
 @test "pipe on stdin: mode stream, not classified, no notice" {
 	local s=$((3 * C + 7))
-	make_file "$D/a" "$s"
+	make_file_bytes "$D/a" "$s"
 	nbcat_json -b 64K < <(cat "$D/a")
 	expect_status 0
 	expect_output "$D/a"
@@ -118,7 +118,7 @@ notice() {
 
 @test "pipe as '-' and a FIFO path: mode stream, trace says stream" {
 	local s=$((2 * C + 3))
-	make_file "$D/a" "$s"
+	make_file_bytes "$D/a" "$s"
 	mkfifo "$D/fifo"
 	cat "$D/a" >"$D/fifo" 3>&- &
 	nbcat_json -b 64K -t "$D/trace" - "$D/fifo" < <(cat "$D/a")

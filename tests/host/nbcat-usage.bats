@@ -4,16 +4,12 @@
 # --help, unknown options, and every option value checked before any
 # file is read (exit 1, "nbcat: invalid ...: 'VALUE'", nothing on stdout).
 
-load ../helpers/common
+load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
 	F=$D/f
-	make_file "$F" $((20 * KiB))
-}
-
-teardown() {
-	common_teardown
+	make_file_bytes "$F" $((20 * KiB))
 }
 
 # The options of the interface contract, as --help prints them.
@@ -243,7 +239,7 @@ Try 'nbcat --help' for more information."
 		expect_lines "$D/err" "nbcat: write error: No space left on device"
 	done
 	# the report on stderr, lost: the data is there, the result is not
-	make_file "$D/a" 100
+	make_file_bytes "$D/a" 100
 	st=0
 	"$NBCAT" -J "$D/a" >"$D/out" 2>/dev/full || st=$?
 	[[ $st == 1 ]] || fail "-J 2>/dev/full: exit $st"

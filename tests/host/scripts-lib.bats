@@ -4,11 +4,7 @@
 # apt-get and id on PATH (no real apt run): one line of output, apt's
 # output in the log, its tail on failure, stdin from /dev/null.
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-
-NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
 
 setup() {
 	STUBS=$BATS_TEST_TMPDIR/bin

@@ -6,11 +6,7 @@
 # line, a failure shows the end of its log, NBIO_DISTCHECK=0 skips it.
 
 # shellcheck disable=SC2154 # $stderr: set by bats' run --separate-stderr
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-
-NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
+load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
 
 setup() {
 	T=$BATS_TEST_TMPDIR/tree

@@ -1,34 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Shared by the host bats tests: bats-support/bats-assert, where the
-# binaries under test live, blktests-style gates that skip with a reason,
-# page-cache layouts built with the pagecache helper, and checks on
-# nbcat's JSON report (parsed with jq).
+# nbcat.bash - shared by the host bats tests of nbcat (on top of rc.bash,
+# the gates and paths): a per-test scratch directory, the default setup
+# and teardown, page-cache layouts built with the pagecache helper, and
+# checks on nbcat's JSON report (parsed with jq).
 #
-# Load it from a test file with: load ../helpers/common
+# Load it from a test file with:
+#   load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 #
-# Environment:
-#   NBIO_BUILDDIR    build tree holding ./nbcat and tests/helpers/pagecache
-#                    (set by make check; default: the source tree root)
+# Environment (and rc.bash's):
 #   NBIO_TEST_DIR    put per-test files under this directory instead of
 #                    $BATS_TEST_TMPDIR (e.g. a scratch ext4 in a guest)
-#   NBIO_COLD_ATTEMPTS  see retry_cold (default 8)
+#   NBIO_WARM_ATTEMPTS, NBIO_COLD_ATTEMPTS  see retry_warm, retry_cold
 
-bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
-
-NBIO_BUILDDIR=${NBIO_BUILDDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
-NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)}
-# shellcheck disable=SC2034 # used by the test files
-NBCAT=$NBIO_BUILDDIR/nbcat
-PAGECACHE=$NBIO_BUILDDIR/tests/helpers/pagecache
-PAGESIZE=$(getconf PAGESIZE)
-# shellcheck disable=SC2034 # used by the test files
-{
-	KiB=1024
-	MiB=$((1024 * 1024))
-	GiB=$((1024 * MiB))
-}
+# shellcheck source=tests/helpers/rc.bash
+source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
 
 # ---------------------------------------------------------------------
 # setup / teardown
@@ -56,79 +41,24 @@ common_teardown() {
 	fi
 }
 
-# ---------------------------------------------------------------------
-# Gates: skip with a human reason, never pass silently
-# ---------------------------------------------------------------------
-
-# require_cmd CMD...: skip unless every CMD is installed.
-require_cmd() {
-	local c
-	for c; do
-		command -v "$c" >/dev/null || skip "$c is not installed"
-	done
+# The default hooks, for a file that redefines neither: $D on a file
+# system where RWF_NOWAIT reads work, $F a file name in it. A file that
+# needs more defines its own setup and calls common_setup (and
+# common_teardown from its teardown).
+setup() {
+	common_setup
+	require_nowait "$D"
+	# shellcheck disable=SC2034 # used by the test files
+	F=$D/f
 }
 
-# require_root: skip unless running as root.
-require_root() {
-	[[ $EUID -eq 0 ]] || skip "needs root"
-}
-
-# require_nowait PATH: skip unless preadv2(RWF_NOWAIT) works on PATH (a
-# file, or a directory: probed with an empty file created in it).
-require_nowait() {
-	local p=$1 rc=0 fs
-	if [[ -d $p ]]; then
-		p=$1/.nowait-probe
-		: >"$p"
-	fi
-	fs=$(stat -f -c %T "$p")
-	"$PAGECACHE" probe "$p" >/dev/null 2>&1 || rc=$?
-	[[ $p == "$1/.nowait-probe" ]] && rm -f "$p"
-	case $rc in
-	0) ;;
-	77) skip "$1 is on $fs: RWF_NOWAIT reads not supported there" ;;
-	*) fail "pagecache probe $1 failed (exit $rc)" ;;
-	esac
-}
-
-# nowait_starts_io: succeed when a RWF_NOWAIT read that misses the page
-# cache starts I/O on this kernel (for $D's file system). In 6.1 a user's
-# RWF_NOWAIT also sets IOCB_NOIO: EAGAIN and nothing is read. The 6.18
-# host starts readahead instead: after one 64 KiB probe of a cold file, 64
-# pages were resident, and 1 to 2 in 100 cold probes returned data
-# because that I/O completed before the page-cache lookup was retried.
-# Cached per test file.
-nowait_starts_io() {
-	local cache=$BATS_FILE_TMPDIR/nowait-starts-io f=$D/.noio-probe n
-	if [[ ! -f $cache ]]; then
-		head -c $((1 * MiB)) /dev/urandom >"$f"
-		if ! "$PAGECACHE" evict "$f" >&2 ||
-			! "$PAGECACHE" nowait "$f" 0 $((64 * KiB)) >/dev/null ||
-			! read -r n _ < <("$PAGECACHE" resident "$f"); then
-			fail "cannot tell whether RWF_NOWAIT starts I/O"
-		fi
-		rm -f "$f"
-		echo "$n" >"$cache"
-	fi
-	(($(<"$cache") > 0))
-}
-
-# require_nowait_noio WHY: skip unless a RWF_NOWAIT miss starts no I/O
-# (6.1 semantics); WHY says what the test needs it for.
-require_nowait_noio() {
-	if nowait_starts_io; then
-		skip "kernel $(uname -r) starts readahead on a RWF_NOWAIT miss (6.1 does not: IOCB_NOIO), so $1"
-	fi
+teardown() {
+	common_teardown
 }
 
 # ---------------------------------------------------------------------
 # Files and page-cache layouts
 # ---------------------------------------------------------------------
-
-# make_file PATH SIZE: SIZE bytes of random data, so cmp means something.
-make_file() {
-	head -c "$2" /dev/urandom >"$1"
-}
 
 # Attempts at laying out the cache: the host may reclaim a page between
 # load and check (this one runs DAMON's proactive reclaim, kdamond).
