@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # loop-dispatch.bats - data integrity through loop's worker dispatch
-# under load, for kernel/patches/0004 (one worker run serves every command
-# queued while it runs; direct I/O batches under one plug): verified random
+# under load, for
+# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch
+# ("loop: let one worker run serve every command queued while it runs";
+# direct I/O batches under one plug): verified random
 # writes at queue depth 32 while direct I/O is switched off and on and
 # LOOP_SET_STATUS64 is issued, data kept across a sector-size change,
 # flushes and discards ordered with the writes around them. None of this
@@ -125,7 +127,10 @@ kblockd_switches() {
 }
 
 @test "dispatch: buffered reads that miss the page cache do not wake kblockd for each request" {
-	# 0004's first version plugged every batch: a buffered read then
+	# Regression test for
+	# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch
+	# ("loop: let one worker run serve every command queued while it
+	# runs"), whose first version plugged every batch: a buffered read then
 	# slept in the page cache with the plug held, the scheduler flushed
 	# it through kblockd (blk_flush_plug(plug, true)), and read_pages()'
 	# own plug, nested in loop's, flushed nothing: one kworker wake-up

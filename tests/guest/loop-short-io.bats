@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # loop-short-io.bats - what a loop device does when the backing file
-# returns fewer bytes than a request asked for. Each test guards one fix
-# of the series and fails on the pristine 6.1 kernel:
+# returns fewer bytes than a request asked for. Each test is the
+# regression test of one fix of the series and fails on the pristine 6.1
+# kernel (the patch's Fixes: tag names the upstream commit that brought
+# the bug; the 6.1 tree here has no upstream history to check it in):
 #   kernel/patches/0001-loop-fail-a-short-direct-I-O-write-instead-of-comple.patch
 #   kernel/patches/0002-loop-keep-the-data-a-short-buffered-read-has-already.patch
 # I/O to the loop device is O_DIRECT, so the device's own page cache never
@@ -21,7 +23,8 @@ bytes() {
 }
 
 @test "buffered loop: a read across the backing file's new end keeps the bytes before it" {
-	# guards commit aa4d86163e4e ("block: loop: switch to VFS ITER_BVEC")
+	# Regression test for kernel/patches/0002-loop-keep-the-data-a-short-buffered-read-has-already.patch
+	# ("loop: keep the data a short buffered read has already read").
 	local img out want got end=$((4 * MiB + 2 * KiB)) off=$((4 * MiB - 4 * KiB))
 	scratch_ext4 512
 	img=$SCRATCH_MNT/backing.img
@@ -45,7 +48,8 @@ bytes() {
 }
 
 @test "direct-I/O loop: a short write of the backing file fails the request" {
-	# guards commit bc07c10a3603 ("block: loop: support DIO & AIO")
+	# Regression test for kernel/patches/0001-loop-fail-a-short-direct-I-O-write-instead-of-comple.patch
+	# ("loop: fail a short direct I/O write instead of completing it").
 	local img data written
 	# ext4 without extents: a direct write into a hole falls back to a
 	# buffered write, which stops short when the file system is full.

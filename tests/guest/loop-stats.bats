@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # loop-stats.bats - /sys/block/loopN/loop/stat, added by
-# kernel/patches/0003-loop-add-per-device-I-O-statistics.patch: every
+# kernel/patches/0003-loop-add-per-device-I-O-statistics.patch ("loop: add
+# per-device I/O statistics"): every
 # counter must move by exactly what a known workload implies, on a
 # direct-I/O loop device and on a buffered one (guest only: util-linux
 # losetup on a file on ext4 on the 512-byte scratch disk).

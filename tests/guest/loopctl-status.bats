@@ -70,6 +70,8 @@ load "${BATS_TEST_DIRNAME}/../helpers/loopctl-guest.bash"
 }
 
 @test "status --stats: the series' loop statistics, or empty columns" {
+	# The statistics of kernel/patches/0003-loop-add-per-device-I-O-statistics.patch
+	# ("loop: add per-device I/O statistics").
 	scratch_ext4 512
 	image "$SCRATCH_MNT"
 	lc_attach --direct-io=on "$IMG"
