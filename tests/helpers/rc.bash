@@ -35,6 +35,8 @@ bats_load_library bats-assert
 
 NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 NBIO_BUILDDIR=${NBIO_BUILDDIR:-$NBIO_SRCDIR}
+# shellcheck source=scripts/lib.sh
+. "$NBIO_SRCDIR/scripts/lib.sh"
 # shellcheck disable=SC2034 # used by the test files and group helpers
 {
 	NBCAT=$NBIO_BUILDDIR/nbcat
@@ -56,9 +58,10 @@ NBIO_BUILDDIR=${NBIO_BUILDDIR:-$NBIO_SRCDIR}
 # in_guest: this runs in the guest booted by tests/vm/run. Both the
 # environment (tests/vm/init) and the kernel command line (tests/vm/run)
 # must say so, so that a host that exports NBIO_GUEST=1 by mistake still
-# does not count.
+# does not count. The check is scripts/lib.sh's, which the guest-only
+# scripts use too.
 in_guest() {
-	[[ ${NBIO_GUEST:-} == 1 ]] && grep -qw 'nbio.guest=1' /proc/cmdline
+	nbio_in_guest
 }
 
 # kernel_at_least X.Y: the running kernel is X.Y or newer.
