@@ -35,8 +35,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "c.h"
 #include "pagecache.h"
+#include "strutils.h"
 #include "workpool.h"
 
 enum { S_BLOCKING, S_POOL, S_NOWAIT };
@@ -97,26 +97,16 @@ static uint64_t pct(const struct samples *s, double p)
 	return s->v[i];
 }
 
+/* A count or a size ("128K"): tools/lib's strtosize(), never 0. */
 static size_t parse_size(const char *s)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		goto bad;
-	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
+	if (strtosize(s, &v) || !v || v > SIZE_MAX) {
+		fprintf(stderr, "poolat: invalid size: '%s'\n", s);
+		exit(1);
 	}
-	if (*end || !v)
-		goto bad;
 	return (size_t)v;
-bad:
-	fprintf(stderr, "poolat: invalid size: '%s'\n", s);
-	exit(1);
 }
 
 static void usage(FILE *out, int status)
