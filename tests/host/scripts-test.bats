@@ -4,6 +4,7 @@
 # dpkg-query and configure stubbed (nothing is built, no guest runs):
 # distcheck counts as one result in the closing "N passed, N failed"
 # line, a failure shows the end of its log, NBIO_DISTCHECK=0 skips it.
+# And the guest lists it runs (from make) leave no tests/guest file out.
 
 # shellcheck disable=SC2154 # $stderr: set by bats' run --separate-stderr
 load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
@@ -73,4 +74,17 @@ run_test() {
 	assert_line '1 passed, 0 failed, 0 skipped'
 	run grep -c distcheck "$STUB_CALLS"
 	assert_output 0
+}
+
+@test "scripts/test: every guest test file is in a list it runs" {
+	local listed f missing=()
+	# make in the build tree prints the lists as its srcdir-relative
+	# paths (GUEST_TESTS, VM_DEBUG_TESTS in tests/Makemodule.am).
+	listed=" $(make -s -C "$NBIO_BUILDDIR" print-vm-tests print-vm-debug-tests | tr '\n' ' ') "
+	for f in "$NBIO_SRCDIR"/tests/guest/*.bats; do
+		f=tests/guest/${f##*/}
+		[[ $listed == *" $f "* ]] || missing+=("$f")
+	done
+	((${#missing[@]} == 0)) ||
+		fail "not in GUEST_TESTS or VM_DEBUG_TESTS: ${missing[*]}"
 }
