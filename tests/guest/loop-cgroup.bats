@@ -181,3 +181,37 @@ MiB8=$((8 << 20))
 	expect_at_least "cgroup b's wbytes on the backing disk" \
 		"$(io_stat "$b" "$DISK" wbytes)" 1
 }
+
+# dying_cgroups: removed cgroups still held by a reference.
+dying_cgroups() {
+	awk '$1 == "nr_dying_descendants" { print $2 }' "$CGROOT/cgroup.stat"
+}
+
+@test "cgroup: a removed cgroup's worker holds it until the device is detached" {
+	local dying0 cg i
+	LOOPDEV=$(losetup --find --show --direct-io=on "$BACKING") ||
+		fail "losetup failed"
+	defer detach_if_bound "$LOOPDEV"
+	dying0=$(dying_cgroups)
+	cg=$CGROOT/nbio-gone-$$
+	mkdir "$cg" || fail "cannot create cgroup $cg"
+	in_cgroup "$cg" dd if="$LOOPDEV" of=/dev/null bs=1M count=1 \
+		iflag=direct status=none || fail "dd failed"
+	rmdir "$cg" || fail "cannot remove $cg"
+	# The worker that served the cgroup keeps a reference to it; it is
+	# freed from the idle list, 60 s after its last run or at detach.
+	# A worker left off that list would hold the cgroup for good.
+	sleep 2
+	echo "# dying cgroups: $dying0 before, $(dying_cgroups) after rmdir" >&3
+	(($(dying_cgroups) > dying0)) ||
+		fail "the removed cgroup was released while its worker lived"
+	losetup -d "$LOOPDEV" || fail "detach failed"
+	# Released through RCU and a work item: give it 30 s under TCG.
+	for ((i = 0; i < 150; i++)); do
+		(($(dying_cgroups) > dying0)) || break
+		sleep 0.2
+	done
+	echo "# dying cgroups after detach: $(dying_cgroups), $((i / 5)) s after it" >&3
+	(($(dying_cgroups) == dying0)) ||
+		fail "the removed cgroup is still held after the detach"
+}
