@@ -73,3 +73,36 @@ nbio_build() {
 	fi
 	make -s -j"$(nproc)" || die "build failed"
 }
+
+# nbio_perf_record DATA CMD [ARG...]: run CMD while perf records the whole
+# system into DATA: call graphs, sampled on the cpu-clock software event
+# (a guest under TCG has no PMU).
+nbio_perf_record() {
+	local data=$1
+	shift
+	perf record -q -a -g -e cpu-clock -F 1000 --no-buildid-cache \
+		-o "$data" -- "$@"
+}
+
+# nbio_perf_report DATA PREFIX REPORT...: each REPORT, NAME:LINES, into
+# PREFIX.NAME.txt, its first LINES entries: comm (by command), sym (by
+# symbol, self time), children (by symbol, callees' time included). awk
+# reads all of perf's output: an early close (head) would kill perf with
+# SIGPIPE. A failed report is a warning, not an error.
+nbio_perf_report() {
+	local data=$1 prefix=$2 report name max flag sort
+	shift 2
+	for report; do
+		IFS=: read -r name max <<<"$report"
+		flag=--no-children sort=$name
+		case $name in
+		comm | sym) ;;
+		children) flag=--children sort=sym ;;
+		*) die "nbio_perf_report: unknown report '$name'" ;;
+		esac
+		perf report -i "$data" --stdio "$flag" --sort "$sort" -g none \
+			2>/dev/null | awk -v max="$max" '!/^#/ && NF && n++ < max' \
+			>"$prefix.$name.txt" ||
+			echo "warning: perf report ($name) failed for $data" >&2
+	done
+}
