@@ -8,7 +8,7 @@
 #   load "${BATS_TEST_DIRNAME}/../helpers/completion.bash"
 
 # shellcheck source=tests/helpers/rc.bash
-source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
+source "${BASH_SOURCE[0]%/*}/rc.bash"
 
 BASH_COMPLETION=${BASH_COMPLETION:-/usr/share/bash-completion/bash_completion}
 

@@ -12,7 +12,7 @@
 # test: nothing here may touch the host's loop devices or disks.
 
 # shellcheck source=tests/helpers/rc.bash
-source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
+source "${BASH_SOURCE[0]%/*}/rc.bash"
 
 # Kernel log lines that fail the test that produced them.
 GUEST_DMESG_BAD='BUG:|WARNING:|Oops|INFO: possible|INFO: task .* blocked|possible circular locking|lock held|sleeping function called from invalid context|UBSAN|KASAN|general protection fault|list_add corruption|list_del corruption'

@@ -12,7 +12,7 @@
 # loop_configure() (see loopctl(8) NOTES and tests/guest/loop-dio.bats).
 
 # shellcheck source=tests/helpers/guest.bash
-source "$(dirname "${BASH_SOURCE[0]}")/guest.bash"
+source "${BASH_SOURCE[0]%/*}/guest.bash"
 
 # Size of the images (MiB).
 IMG_MIB=16

@@ -12,7 +12,7 @@
 #   load "${BATS_TEST_DIRNAME}/../helpers/loopctl-host.bash"
 
 # shellcheck source=tests/helpers/rc.bash
-source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
+source "${BASH_SOURCE[0]%/*}/rc.bash"
 
 # shellcheck disable=SC2034 # used by the test files
 MAN=$NBIO_SRCDIR/man/loopctl.8

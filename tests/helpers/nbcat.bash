@@ -13,7 +13,7 @@
 #   NBIO_WARM_ATTEMPTS, NBIO_COLD_ATTEMPTS  see retry_warm, retry_cold
 
 # shellcheck source=tests/helpers/rc.bash
-source "$(dirname "${BASH_SOURCE[0]}")/rc.bash"
+source "${BASH_SOURCE[0]%/*}/rc.bash"
 
 # ---------------------------------------------------------------------
 # setup / teardown

@@ -30,8 +30,18 @@
 #   NBIO_SRCDIR      source tree (default: two levels above the test file)
 
 bats_require_minimum_version 1.5.0
+# Every test process loads these again, and their load.bash files find
+# their sources with $(dirname ...): 15 fork+execs, 1.1 s per test in the
+# TCG guest (90 ms each). While they load, dirname is a shell function.
+# shellcheck disable=SC2317 # called by the libraries' load.bash
+dirname() {
+	local dir=${1%/*}
+	[[ $1 == */* ]] || dir=.
+	printf '%s\n' "${dir:-/}"
+}
 bats_load_library bats-support
 bats_load_library bats-assert
+unset -f dirname
 
 NBIO_SRCDIR=${NBIO_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 NBIO_BUILDDIR=${NBIO_BUILDDIR:-$NBIO_SRCDIR}
