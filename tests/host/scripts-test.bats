@@ -57,7 +57,7 @@ run_test() {
 	assert_success
 	assert_line '2 passed, 0 failed, 0 skipped'
 	assert_line --regexp '^timing: distcheck'
-	grep -qx 'make -s distcheck' "$STUB_CALLS"
+	grep -qx "make -s -j$(nproc) distcheck" "$STUB_CALLS"
 	grep -q 'distcheck chatter' "$T/build/distcheck.log"
 }
 
