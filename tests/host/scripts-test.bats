@@ -4,8 +4,9 @@
 # dpkg-query and configure stubbed (nothing is built, no guest runs):
 # distcheck counts as one result in the closing "N passed, N failed"
 # line, a failure shows the end of its log, NBIO_DISTCHECK=0 skips it.
-# And the guest suite: one run, on the debug kernel, of a list (from
-# make) that leaves no tests/guest file out.
+# And the guest suite: a run on the debug kernel of a list (from make)
+# that leaves no tests/guest file out, then one on the default kernel of
+# the loop dispatch's files.
 
 # shellcheck disable=SC2154 # $stderr: set by bats' run --separate-stderr
 load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
@@ -31,7 +32,7 @@ setup() {
 			mkdir -p tests
 			echo ':test-result: PASS' >tests/a.trs
 			;;
-		*" print-vm-tests "*) echo tests/guest/a.bats ;;
+		*" print-vm-default-tests "*) echo tests/guest/b.bats ;;
 		*" print-vm-debug-tests "*) echo tests/guest/a.bats tests/guest/b.bats ;;
 		*" distcheck "*)
 			echo 'distcheck chatter'
@@ -79,7 +80,7 @@ run_test() {
 	assert_output 0
 }
 
-@test "scripts/test: one guest run, every listed file on the debug kernel" {
+@test "scripts/test: every listed file on the debug kernel, the loop files on the default one" {
 	unset NBIO_GUEST_FLAVOURS
 	run_test
 	assert_success
@@ -87,7 +88,20 @@ run_test() {
 	assert_output - <<-'EOF'
 		make -s kernel-lint
 		make -s check-vm FLAVOUR=debug VM_TESTS=tests/guest/a.bats tests/guest/b.bats
+		make -s check-vm FLAVOUR=default VM_TESTS=tests/guest/b.bats
 	EOF
+}
+
+@test "scripts/test: the default kernel's list is the loop dispatch's files" {
+	local listed f
+	listed=$(make -s -C "$NBIO_BUILDDIR" print-vm-default-tests)
+	for f in loop-dispatch loop-faults loop-short-io loop-stats; do
+		[[ " $listed " == *" tests/guest/$f.bats "* ]] ||
+			fail "tests/guest/$f.bats is not in VM_DEFAULT_TESTS: $listed"
+	done
+	for f in $listed; do
+		[[ -f $NBIO_SRCDIR/$f ]] || fail "VM_DEFAULT_TESTS names a missing file: $f"
+	done
 }
 
 @test "scripts/test: every guest test file is in the list it runs" {
