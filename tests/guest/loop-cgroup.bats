@@ -55,13 +55,6 @@ require_cgroup_controllers() {
 		fail "cannot enable the io and memory controllers"
 }
 
-# majmin DEV: the major:minor of a block device, as io.stat names it.
-majmin() {
-	local t
-	t=$(stat -Lc '%t %T' "$1") || fail "stat $1 failed"
-	printf '%d:%d\n' "0x${t% *}" "0x${t#* }"
-}
-
 # new_cgroup NAME: a child cgroup, removed in teardown; its path in CG.
 new_cgroup() {
 	CG=$CGROOT/nbio-$1-$$

@@ -180,15 +180,15 @@ trace_off() {
 	# reads issued to the scratch disk. Measured on the debug kernel:
 	# 1.000 (4096 for 4096) with this version in two runs, 0.947 and
 	# 0.719 with the plugged one, whose batches are small at this depth.
-	local tr=/sys/kernel/debug/tracing dev maj min plugs reads per
+	local tr=/sys/kernel/debug/tracing dev plugs reads per
 	[[ -e $tr/events/block/block_plug/enable ]] ||
 		skip "no block trace events (CONFIG_EVENT_TRACING, debugfs)"
 	loop_attach --direct-io=on "$BACKING"
 	[[ $(<"/sys/block/${LOOPDEV#/dev/}/loop/dio") == 1 ]] ||
 		skip "direct I/O did not take effect on $LOOPDEV"
-	dev=$(stat -L -c '%t %T' "$SCRATCH_DEV")
-	read -r maj min <<<"$dev"
-	dev=$(((0x$maj << 20) | 0x$min))
+	# The filter takes the kernel's dev_t: major << 20 | minor.
+	dev=$(majmin "$SCRATCH_DEV")
+	dev=$(((${dev%:*} << 20) | ${dev#*:}))
 	echo 0 >"$tr/tracing_on"
 	# buffer_size_kb reads "7 (expanded: 1408)" until tracing first runs.
 	defer trace_off "$(grep -o '[0-9]\+' "$tr/buffer_size_kb" | tail -n 1)"

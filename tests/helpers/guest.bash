@@ -123,6 +123,14 @@ loop_attach() {
 	defer losetup -d "$LOOPDEV"
 }
 
+# majmin DEV: the major:minor of a block device, in decimal ("254:16"),
+# as io.stat and the block trace events print it.
+majmin() {
+	local t
+	t=$(stat -Lc '%t %T' "$1") || fail "stat $1 failed"
+	printf '%d:%d\n' "0x${t% *}" "0x${t#* }"
+}
+
 # meminfo FIELD: a /proc/meminfo value in KiB.
 meminfo() {
 	awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo
