@@ -14,10 +14,11 @@
 # that misses the page cache (the first version: 0.973 per read; 6.1 and
 # the current 0004: 0.000), and a plugged direct I/O batch holds its
 # first request back until the last one is submitted (the second
-# version). The last test checks that commands complete where the
-# backing file's I/O completes, without a block softirq each (0005). On
-# the debug kernel, lockdep, atomic-sleep and list debugging run under
-# the same load (guest_teardown fails a test on any splat).
+# version). Test 6 checks that commands complete where the backing
+# file's I/O completes, without a block softirq each (0005), test 7 that
+# a synchronous direct write reaches loop without a kblockd run (0006).
+# On the debug kernel, lockdep, atomic-sleep and list debugging run
+# under the same load (guest_teardown fails a test on any splat).
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
@@ -250,4 +251,28 @@ block_softirqs() {
 		awk -v p="$per" 'BEGIN { exit !(p < 0.05) }' ||
 			fail "$rw: $per block softirqs per I/O (want < 0.05)"
 	done
+}
+
+@test "submission: a synchronous direct write reaches loop from the writer, not from kblockd" {
+	# Test for
+	# kernel/patches/0006-block-do-not-plug-in-blkdev_write_iter.patch
+	# ("block: do not plug in blkdev_write_iter()"). 6.1's
+	# blkdev_write_iter() holds a plug around the whole write, and a
+	# synchronous direct write waits for its bio inside it: the
+	# scheduler then flushes the plug as from_schedule, and blk-mq runs
+	# loop's queue from kblockd, one more hand-off per write before
+	# loop's own. One writer at queue depth 1, so nothing batches the
+	# kblockd runs.
+	local ios=2048 k0 k1 per
+	loop_attach --direct-io=on "$BACKING"
+	k0=$(kblockd_switches)
+	fio --name=syncwrite --filename="$LOOPDEV" --thread --direct=1 \
+		--ioengine=psync --rw=randwrite --bs=4k --size=24M \
+		--number_ios="$ios" --randrepeat=0 --output=/dev/null ||
+		fail "fio failed"
+	k1=$(kblockd_switches)
+	per=$(awk -v d=$((k1 - k0)) -v n="$ios" 'BEGIN { printf "%.3f", d / n }')
+	echo "# kblockd kworker switches per synchronous write: $per ($((k1 - k0)) for $ios)" >&3
+	awk -v p="$per" 'BEGIN { exit !(p < 0.1) }' ||
+		fail "kblockd ran loop's queue $per times per write (want < 0.1)"
 }
