@@ -130,6 +130,20 @@ kblockd_switches() {
 	echo "$n"
 }
 
+# kblockd_per_io RW SIZE: kblockd's switches per I/O (printed) while one
+# psync job does 2048 4 KiB I/Os of kind RW (fio --rw) within the first
+# SIZE of $LOOPDEV; the counts go to the TAP log.
+kblockd_per_io() {
+	local ios=2048 k0 k1
+	k0=$(kblockd_switches)
+	fio --name=kblockd --filename="$LOOPDEV" --thread --direct=1 \
+		--ioengine=psync --rw="$1" --bs=4k --size="$2" \
+		--number_ios="$ios" --randrepeat=0 --output=/dev/null || return 1
+	k1=$(kblockd_switches)
+	echo "# kblockd kworker switches in $ios I/Os ($1): $((k1 - k0))" >&3
+	awk -v d=$((k1 - k0)) -v n="$ios" 'BEGIN { printf "%.3f", d / n }'
+}
+
 @test "dispatch: buffered reads that miss the page cache do not wake kblockd for each request" {
 	# Regression test for
 	# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch
@@ -140,17 +154,11 @@ kblockd_switches() {
 	# own plug, nested in loop's, flushed nothing: one kworker wake-up
 	# per request (about 1.0 per I/O, measured; 6.1 and this version:
 	# none). Each 4 KiB read of the cold backing file is a miss.
-	local ios=2048 k0 k1 per
+	local per
 	loop_attach --direct-io=off "$BACKING"
 	drop_caches
-	k0=$(kblockd_switches)
-	fio --name=bufmiss --filename="$LOOPDEV" --thread --direct=1 \
-		--ioengine=psync --rw=randread --bs=4k --size=32M \
-		--number_ios="$ios" --randrepeat=0 --output=/dev/null ||
-		fail "fio failed"
-	k1=$(kblockd_switches)
-	per=$(awk -v d=$((k1 - k0)) -v n="$ios" 'BEGIN { printf "%.3f", d / n }')
-	echo "# kblockd kworker switches per read: $per ($((k1 - k0)) for $ios)" >&3
+	per=$(kblockd_per_io randread 32M) || fail "fio failed"
+	echo "# kblockd kworker switches per read: $per" >&3
 	awk -v p="$per" 'BEGIN { exit !(p < 0.3) }' ||
 		fail "kblockd woke $per times per buffered read (want < 0.3)"
 }
@@ -263,16 +271,10 @@ block_softirqs() {
 	# loop's queue from kblockd, one more hand-off per write before
 	# loop's own. One writer at queue depth 1, so nothing batches the
 	# kblockd runs.
-	local ios=2048 k0 k1 per
+	local per
 	loop_attach --direct-io=on "$BACKING"
-	k0=$(kblockd_switches)
-	fio --name=syncwrite --filename="$LOOPDEV" --thread --direct=1 \
-		--ioengine=psync --rw=randwrite --bs=4k --size=24M \
-		--number_ios="$ios" --randrepeat=0 --output=/dev/null ||
-		fail "fio failed"
-	k1=$(kblockd_switches)
-	per=$(awk -v d=$((k1 - k0)) -v n="$ios" 'BEGIN { printf "%.3f", d / n }')
-	echo "# kblockd kworker switches per synchronous write: $per ($((k1 - k0)) for $ios)" >&3
+	per=$(kblockd_per_io randwrite 24M) || fail "fio failed"
+	echo "# kblockd kworker switches per synchronous write: $per" >&3
 	awk -v p="$per" 'BEGIN { exit !(p < 0.1) }' ||
 		fail "kblockd ran loop's queue $per times per write (want < 0.1)"
 }
