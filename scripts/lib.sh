@@ -74,6 +74,37 @@ nbio_build() {
 	make -s -j"$(nproc)" || die "build failed"
 }
 
+# nbio_kworker_snapshot [PROC]: one line per kworker thread in PROC
+# (default /proc): TID NAME SWITCHES (voluntary + involuntary).
+nbio_kworker_snapshot() {
+	local proc=${1:-/proc} f name n k v
+	for f in "$proc"/[0-9]*/task/[0-9]*/status; do
+		name='' n=0
+		while read -r k v; do
+			case $k in
+			Name:) name=$v ;;
+			voluntary_ctxt_switches: | nonvoluntary_ctxt_switches:)
+				n=$((n + v)) ;;
+			esac
+		done 2>/dev/null <"$f" || continue
+		[[ $name == kworker/* ]] || continue
+		f=${f%/status}
+		echo "${f##*/} $name $n"
+	done
+}
+
+# nbio_kworker_delta BEFORE AFTER: the switches between two snapshots,
+# "UNBOUND ALL" (unbound: kworker/u*), summed over AFTER's threads by
+# TID (a kworker's name changes with its work). A thread gone by AFTER
+# is left out: subtracting its whole count made sums negative. A new
+# thread, or a reused TID whose count went down, counts whole.
+nbio_kworker_delta() {
+	awk 'FILENAME == ARGV[1] { before[$1] = $3; next }
+	     { d = $3 - before[$1]; if (d < 0) d = $3
+	       all += d; if ($2 ~ /^kworker\/u/) unbound += d }
+	     END { print unbound + 0, all + 0 }' "$1" "$2"
+}
+
 # nbio_perf_record DATA CMD [ARG...]: run CMD while perf records the whole
 # system into DATA: call graphs, sampled on the cpu-clock software event
 # (a guest under TCG has no PMU).

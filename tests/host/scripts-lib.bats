@@ -115,3 +115,47 @@ install_packages() {
 	[[ $stderr == *'missing packages: jq; run as root'* ]]
 	[[ ! -s $CALLS ]]
 }
+
+# A fake /proc with one kworker thread's status file.
+fake_kworker() { # ROOT PID NAME VOLUNTARY NONVOLUNTARY
+	mkdir -p "$1/$2/task/$2"
+	printf 'Name:\t%s\nState:\tI (idle)\nvoluntary_ctxt_switches:\t%s\nnonvoluntary_ctxt_switches:\t%s\n' \
+		"$3" "$4" "$5" >"$1/$2/task/$2/status"
+}
+
+@test "kworker switches: a thread that exits between snapshots is left out, not subtracted" {
+	. "$BATS_TEST_DIRNAME/../../scripts/lib.sh"
+	root=$BATS_TEST_TMPDIR/proc
+	fake_kworker "$root" 10 kworker/u4:1-loop0 1000 0
+	fake_kworker "$root" 11 kworker/u4:2 500 20
+	fake_kworker "$root" 12 kworker/0:1H-kblockd 300 0
+	fake_kworker "$root" 13 jbd2/vdb-8 900 0
+	nbio_kworker_snapshot "$root" >"$BATS_TEST_TMPDIR/s0"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/s0")" -eq 3 ]
+	# 10: +40; 11 exits (its 520 must not count); 12: +5;
+	# 14 is new: all of its 7; 13 is no kworker
+	fake_kworker "$root" 10 kworker/u4:1-loop0 1030 10
+	rm -r "$root/11"
+	fake_kworker "$root" 12 kworker/0:1H-kblockd 305 0
+	fake_kworker "$root" 13 jbd2/vdb-8 5000 0
+	fake_kworker "$root" 14 kworker/u4:3 7 0
+	nbio_kworker_snapshot "$root" >"$BATS_TEST_TMPDIR/s1"
+	run nbio_kworker_delta "$BATS_TEST_TMPDIR/s0" "$BATS_TEST_TMPDIR/s1"
+	[ "$status" -eq 0 ]
+	[ "$output" = "47 52" ]
+}
+
+@test "kworker switches: a reused TID counts as a new thread; no snapshot before: everything" {
+	. "$BATS_TEST_DIRNAME/../../scripts/lib.sh"
+	root=$BATS_TEST_TMPDIR/proc
+	fake_kworker "$root" 20 kworker/u4:5 800 0
+	nbio_kworker_snapshot "$root" >"$BATS_TEST_TMPDIR/s0"
+	rm -r "$root/20"
+	fake_kworker "$root" 20 kworker/u4:9 3 0
+	nbio_kworker_snapshot "$root" >"$BATS_TEST_TMPDIR/s1"
+	run nbio_kworker_delta "$BATS_TEST_TMPDIR/s0" "$BATS_TEST_TMPDIR/s1"
+	[ "$output" = "3 3" ]
+	: >"$BATS_TEST_TMPDIR/empty"
+	run nbio_kworker_delta "$BATS_TEST_TMPDIR/empty" "$BATS_TEST_TMPDIR/s1"
+	[ "$output" = "3 3" ]
+}
