@@ -93,16 +93,16 @@ nbio_kworker_snapshot() {
 	done
 }
 
-# nbio_kworker_delta BEFORE AFTER: the switches between two snapshots,
-# "UNBOUND ALL" (unbound: kworker/u*), summed over AFTER's threads by
-# TID (a kworker's name changes with its work). A thread gone by AFTER
-# is left out: subtracting its whole count made sums negative. A new
-# thread, or a reused TID whose count went down, counts whole.
+# nbio_kworker_delta BEFORE AFTER REGEX: the switches between two
+# snapshots of the kworkers whose name matches REGEX (awk), summed over
+# AFTER's threads by TID (a kworker's name changes with its work). A
+# thread gone by AFTER is left out: subtracting its whole count made sums
+# negative. A new thread, or a reused TID whose count went down, counts
+# whole.
 nbio_kworker_delta() {
-	awk 'FILENAME == ARGV[1] { before[$1] = $3; next }
-	     { d = $3 - before[$1]; if (d < 0) d = $3
-	       all += d; if ($2 ~ /^kworker\/u/) unbound += d }
-	     END { print unbound + 0, all + 0 }' "$1" "$2"
+	awk -v re="$3" 'FILENAME == ARGV[1] { before[$1] = $3; next }
+	     $2 ~ re { d = $3 - before[$1]; sum += d < 0 ? $3 : d }
+	     END { print sum + 0 }' "$1" "$2"
 }
 
 # nbio_perf_record DATA CMD [ARG...]: run CMD while perf records the whole

@@ -21,6 +21,8 @@
 # under the same load (guest_teardown fails a test on any splat).
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
+# nbio_kworker_snapshot, nbio_kworker_delta
+. "${BATS_TEST_DIRNAME}/../../scripts/lib.sh"
 
 setup() {
 	guest_setup
@@ -115,33 +117,22 @@ same_as_backing() {
 	same_as_backing
 }
 
-# kblockd_switches: context switches of the bound high-priority kworkers
-# (kworker/N:MH), which run kblockd's work: a queue run that was not
-# done in the submitter's own context.
-kblockd_switches() {
-	local t comm k v n=0
-	for t in /proc/[0-9]*/task/[0-9]*; do
-		read -r comm <"$t/comm" 2>/dev/null || continue
-		[[ $comm =~ ^kworker/[0-9]+:[0-9]+H ]] || continue
-		while read -r k v; do
-			[[ $k == *ctxt_switches: ]] && n=$((n + v))
-		done <"$t/status" 2>/dev/null
-	done
-	echo "$n"
-}
-
 # kblockd_per_io RW SIZE: kblockd's switches per I/O (printed) while one
 # psync job does 2048 4 KiB I/Os of kind RW (fio --rw) within the first
 # SIZE of $LOOPDEV; the counts go to the TAP log.
 kblockd_per_io() {
-	local ios=2048 k0 k1
-	k0=$(kblockd_switches)
+	local ios=2048 k0 k1 d
+	k0=$(nbio_kworker_snapshot /proc)
 	fio --name=kblockd --filename="$LOOPDEV" --thread --direct=1 \
 		--ioengine=psync --rw="$1" --bs=4k --size="$2" \
 		--number_ios="$ios" --randrepeat=0 --output=/dev/null || return 1
-	k1=$(kblockd_switches)
-	echo "# kblockd kworker switches in $ios I/Os ($1): $((k1 - k0))" >&3
-	awk -v d=$((k1 - k0)) -v n="$ios" 'BEGIN { printf "%.3f", d / n }'
+	k1=$(nbio_kworker_snapshot /proc)
+	# kblockd's work runs on the bound high-priority kworkers
+	# (kworker/N:MH): a queue run not done in the submitter's context
+	d=$(nbio_kworker_delta <(echo "$k0") <(echo "$k1") \
+		'^kworker/[0-9]+:[0-9]+H')
+	echo "# kblockd kworker switches in $ios I/Os ($1): $d" >&3
+	awk -v d="$d" -v n="$ios" 'BEGIN { printf "%.3f", d / n }'
 }
 
 @test "dispatch: buffered reads that miss the page cache do not wake kblockd for each request" {
