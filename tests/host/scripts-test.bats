@@ -3,7 +3,8 @@
 # scripts/test's distcheck step, in a copy of scripts/ with make,
 # dpkg-query and configure stubbed (nothing is built, no guest runs):
 # distcheck counts as one result in the closing "N passed, N failed"
-# line, a failure shows the end of its log, NBIO_DISTCHECK=0 skips it.
+# line, a failure shows the end of its log and the failed tests' logs
+# (also for the host suite), NBIO_DISTCHECK=0 skips it.
 # And the guest suite: a run on the debug kernel of a list (from make)
 # that leaves no tests/guest file out, then one on the default kernel of
 # the loop dispatch's files.
@@ -30,6 +31,13 @@ setup() {
 		case " $* " in
 		*" check "*)
 			mkdir -p tests
+			if [[ -n ${STUB_CHECK_FAIL-} ]]; then
+				echo ':test-result: FAIL' >tests/a.trs
+				printf '%s\n' '# FAIL:  1' '' '.. contents:: :depth: 2' '' \
+					'FAIL: tests/host/a.bats' '=======' \
+					'not ok 3 a check that failed' >test-suite.log
+				exit 2
+			fi
 			echo ':test-result: PASS' >tests/a.trs
 			;;
 		*" print-vm-default-tests "*) echo tests/guest/b.bats ;;
@@ -38,6 +46,12 @@ setup() {
 			echo 'distcheck chatter'
 			if [[ -n ${STUB_DISTCHECK_FAIL-} ]]; then
 				echo 'ERROR: files left in build directory'
+				d=nbio-utils-0.1.0/_build/sub
+				mkdir -p "$d"
+				printf '%s\n' '.. contents:: :depth: 2' '' \
+					'FAIL: tests/host/b.bats' '=======' \
+					'not ok 7 a test that failed in the tarball' \
+					>"$d/test-suite.log"
 				exit 2
 			fi
 			;;
@@ -46,7 +60,7 @@ setup() {
 	EOF
 	chmod +x "$T/configure" "$STUBS"/*
 	export STUB_CALLS=$BATS_TEST_TMPDIR/calls NBIO_GUEST_FLAVOURS=
-	unset NBIO_DISTCHECK STUB_DISTCHECK_FAIL
+	unset NBIO_DISTCHECK STUB_DISTCHECK_FAIL STUB_CHECK_FAIL
 }
 
 run_test() {
@@ -69,6 +83,23 @@ run_test() {
 	assert_line '1 passed, 1 failed, 0 skipped'
 	[[ $stderr == *'make distcheck failed'* ]]
 	[[ $stderr == *'ERROR: files left in build directory'* ]]
+}
+
+@test "scripts/test: a failed distcheck names the tarball's failed test and shows its log" {
+	export STUB_DISTCHECK_FAIL=1
+	run_test
+	assert_failure
+	[[ $stderr == *'FAIL: tests/host/b.bats'* ]]
+	[[ $stderr == *'not ok 7 a test that failed in the tarball'* ]]
+}
+
+@test "scripts/test: a failed host suite names the failed test and shows its log" {
+	export STUB_CHECK_FAIL=1 NBIO_DISTCHECK=0
+	run_test
+	assert_failure
+	assert_line '0 passed, 1 failed, 0 skipped'
+	[[ $stderr == *'FAIL: tests/host/a.bats'* ]]
+	[[ $stderr == *'not ok 3 a check that failed'* ]]
 }
 
 @test "scripts/test: NBIO_DISTCHECK=0 skips distcheck" {
