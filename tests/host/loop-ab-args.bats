@@ -49,6 +49,17 @@ guest_args=-t 3 -p 95 -s raw,buf,dio -n 4 -c psync-randwrite"
 	assert_line 'guest_args=-t 8 -p 0 -s raw,buf,dio -n 1 -P $NBIO_RESULTS/perf'
 }
 
+@test "-w: the loop workqueue's nice goes to the guest, -20 to 19" {
+	run --separate-stderr "$LOOP_AB" -D -w 10 -p 0
+	assert_success
+	assert_line 'guest_args=-t 8 -p 0 -s raw,buf,dio -n 1 -w 10'
+	run --separate-stderr "$LOOP_AB" -D -w -20 -p 0
+	assert_success
+	assert_line 'guest_args=-t 8 -p 0 -s raw,buf,dio -n 1 -w -20'
+	run --separate-stderr "$LOOP_AB" -D -w 19 -p 0
+	assert_success
+}
+
 @test "-D creates no results directory" {
 	run --separate-stderr "$LOOP_AB" -D -o "$BATS_TEST_TMPDIR/out"
 	assert_success
@@ -58,7 +69,7 @@ guest_args=-t 3 -p 95 -s raw,buf,dio -n 4 -c psync-randwrite"
 @test "bad numbers: the option, the value, exit 1, nothing printed" {
 	local opt val
 	for args in '-r 0' '-t 0' '-t 2s' '-n x' '-p 0,80' '-p 101' '-p 80,' \
-		'-q -r -1'; do
+		'-q -r -1' '-w 20' '-w -21' '-w x' '-w 1.5'; do
 		opt=${args% *} opt=${opt##* } val=${args##* }
 		# shellcheck disable=SC2086 # options and their values
 		run --separate-stderr "$LOOP_AB" -D $args
