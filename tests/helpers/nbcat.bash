@@ -150,10 +150,45 @@ retry() {
 
 # retry_warm FN [ARG]...: FN caches a whole file and expects every chunk
 # a hit. A page can be reclaimed between the layout and the read (the
-# host's memory is not ours: 2 chunks of 9 missed in 1 run of 12), so
+# host's memory is not ours, and DAMON's proactive reclaim runs here: 2
+# chunks of 9 missed in 1 run of 12), so
 # NBIO_WARM_ATTEMPTS (3) attempts.
 retry_warm() {
 	retry "${NBIO_WARM_ATTEMPTS:-3}" "a page reclaimed under the test?" "$@"
+}
+
+# resident_pages FILE: pages of FILE in the page cache.
+resident_pages() {
+	local n
+	read -r n _ < <("$PAGECACHE" resident "$1")
+	echo "$n"
+}
+
+# Attempts at a layout when the host reclaimed one of its pages during
+# the run (DAMON's proactive reclaim, kdamond, runs here).
+RECLAIM_TRIES=3
+
+# check_cache BEFORE AFTER: fail if pages were added; return 75 if some
+# went away (reclaim by the host, not nbcat's doing: retry the layout).
+check_cache() {
+	# callers test its status, so fail's status must end it here
+	(($2 <= $1)) ||
+		{ fail "--cached-only: $1 pages resident before, $2 after"; return 1; }
+	(($2 == $1)) && return 0
+	echo "# $1 pages resident before, $2 after: reclaimed meanwhile, retrying" >&3
+	return 75
+}
+
+# retry_reclaim FN [ARG]...: FN sets up a layout and checks a run; again
+# when it returns 75 (see check_cache), up to RECLAIM_TRIES times.
+retry_reclaim() {
+	local i rc
+	for ((i = 1; i <= RECLAIM_TRIES; i++)); do
+		rc=0
+		"$@" || rc=$?
+		((rc == 75)) || return "$rc"
+	done
+	fail "the host reclaimed pages in each of $RECLAIM_TRIES attempts"
 }
 
 # retry_cold FN [ARG]...: FN lays out cold ranges. Once where a
