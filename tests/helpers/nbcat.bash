@@ -96,6 +96,7 @@ cache_layout_once() {
 		echo "cache_layout $f: $got of $total pages resident, want $want" >&2
 		return 1
 	fi
+	LAYOUT_PAGES=$want # what the run after it may expect (layout_then)
 }
 
 # readahead_bytes PATH: the largest window the kernel reads ahead in one
