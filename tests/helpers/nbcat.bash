@@ -96,7 +96,8 @@ cache_layout_once() {
 		echo "cache_layout $f: $got of $total pages resident, want $want" >&2
 		return 1
 	fi
-	LAYOUT_PAGES=$want # what the run after it may expect (layout_then)
+	# shellcheck disable=SC2034 # read by the tests' layout_then
+	LAYOUT_PAGES=$want
 }
 
 # readahead_bytes PATH: the largest window the kernel reads ahead in one
