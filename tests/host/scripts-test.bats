@@ -125,7 +125,7 @@ run_test() {
 
 @test "scripts/test: the default kernel's list is the loop dispatch's files" {
 	local listed f
-	listed=$(make -s -C "$NBIO_BUILDDIR" print-vm-default-tests)
+	listed=$(make -s --no-print-directory -C "$NBIO_BUILDDIR" print-vm-default-tests)
 	for f in loop-dispatch loop-faults loop-short-io loop-stats; do
 		[[ " $listed " == *" tests/guest/$f.bats "* ]] ||
 			fail "tests/guest/$f.bats is not in VM_DEFAULT_TESTS: $listed"
@@ -139,7 +139,7 @@ run_test() {
 	local listed f missing=()
 	# make in the build tree prints the list as srcdir-relative paths
 	# (VM_DEBUG_TESTS in tests/Makemodule.am).
-	listed=" $(make -s -C "$NBIO_BUILDDIR" print-vm-debug-tests) "
+	listed=" $(make -s --no-print-directory -C "$NBIO_BUILDDIR" print-vm-debug-tests) "
 	for f in "$NBIO_SRCDIR"/tests/guest/*.bats; do
 		f=tests/guest/${f##*/}
 		[[ $listed == *" $f "* ]] || missing+=("$f")
