@@ -22,6 +22,7 @@
 #   require_nowait PATH       preadv2(RWF_NOWAIT) works on PATH's fs
 #   require_nowait_noio WHY   a RWF_NOWAIT miss starts no I/O (6.1)
 #   require_program PATH...   our built programs (missing: a failure)
+#   require_udev              systemd-udevd runs and answers
 #
 # Environment:
 #   NBIO_BUILDDIR    build tree holding ./nbcat, ./loopctl and
@@ -145,6 +146,19 @@ require_nobody() {
 	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	getent group nogroup >/dev/null || skip "no group nogroup"
+}
+
+# require_udev: skip unless systemd-udevd runs and answers a ping
+# (tests/vm/init starts it in the guest, unless NBIO_VM_UDEV=0). In the
+# guest's chroot udevadm needs SYSTEMD_IGNORE_CHROOT=1 (tests/vm/init
+# exports it), or it ignores every request and succeeds: so the daemon
+# must be seen too.
+require_udev() {
+	command -v udevadm >/dev/null || skip "no udevadm (udev is not installed)"
+	pgrep -x systemd-udevd >/dev/null ||
+		skip "systemd-udevd is not running (no uevent rules, no /dev/disk links)"
+	udevadm control --ping --timeout=10 >/dev/null 2>&1 ||
+		skip "systemd-udevd does not answer (udevadm control --ping)"
 }
 
 # require_program PATH...: our built programs; a missing one is a
