@@ -7,7 +7,7 @@
 # (also for the host suite), NBIO_DISTCHECK=0 skips it.
 # And the guest suite: a run on the debug kernel of a list (from make)
 # that leaves no tests/guest file out, then one on the default kernel of
-# the loop dispatch's files.
+# the loop dispatch's files, then the stock list on Debian's kernels.
 
 # shellcheck disable=SC2154 # $stderr: set by bats' run --separate-stderr
 load "${BATS_TEST_DIRNAME}/../helpers/rc.bash"
@@ -42,6 +42,7 @@ setup() {
 			;;
 		*" print-vm-default-tests "*) echo tests/guest/b.bats ;;
 		*" print-vm-debug-tests "*) echo tests/guest/a.bats tests/guest/b.bats ;;
+		*" print-vm-stock-tests "*) echo tests/guest/a.bats ;;
 		*" distcheck "*)
 			echo 'distcheck chatter'
 			if [[ -n ${STUB_DISTCHECK_FAIL-} ]]; then
@@ -111,7 +112,7 @@ run_test() {
 	assert_output 0
 }
 
-@test "scripts/test: every listed file on the debug kernel, the loop files on the default one" {
+@test "scripts/test: every listed file on the debug kernel, the loop files on the default one, the stock list on Debian's kernels" {
 	unset NBIO_GUEST_FLAVOURS
 	run_test
 	assert_success
@@ -120,7 +121,17 @@ run_test() {
 		make -s kernel-lint
 		make -s check-vm FLAVOUR=debug VM_TESTS=tests/guest/a.bats tests/guest/b.bats
 		make -s check-vm FLAVOUR=default VM_TESTS=tests/guest/b.bats
+		make -s check-vm FLAVOUR=debian-6.1 VM_TESTS=tests/guest/a.bats
+		make -s check-vm FLAVOUR=debian-6.12 VM_TESTS=tests/guest/a.bats
 	EOF
+}
+
+@test "scripts/test: Debian's kernels alone need no series lint" {
+	export NBIO_GUEST_FLAVOURS=debian-6.12
+	run_test
+	assert_success
+	run grep -E 'kernel-lint|check-vm' "$STUB_CALLS"
+	assert_output 'make -s check-vm FLAVOUR=debian-6.12 VM_TESTS=tests/guest/a.bats'
 }
 
 @test "scripts/test: the default kernel's list is the loop dispatch's files" {
