@@ -19,7 +19,7 @@ load "${BATS_TEST_DIRNAME}/../helpers/loopctl-host.bash"
 	assert_line "  file system:    $fstype"
 	assert_line "  O_DIRECT:       accepted"
 	assert_line --regexp "^  block device:   [a-z0-9]+ \([0-9]+:[0-9]+\), logical block size $lbs\$"
-	assert_line "  sector size:    $lbs (what the kernel picks by default)"
+	assert_line "  sector size:    $lbs (what attach picks for direct I/O)"
 }
 
 @test "why on ext4: misaligned offset and too small a sector size: exit 3" {

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests for the parts of tools/lib/loopdev.c that need no loop
- * device and no root: which names mean a loop device, and the sector
- * size the automatic choice picks.
+ * device and no root: which names mean a loop device, the sector size
+ * the automatic choice picks, and what a device's backing file is
+ * really served (kernel releases, the table of fixed ones, the rules).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "loopdev.h"
 #include "tap.h"
 
@@ -46,9 +49,145 @@ static void test_auto_sector(void)
 	       "auto sector: 512 when none does");
 }
 
+/* loopdev_parse_release(): what uname(2) says, as three numbers. */
+static void test_parse_release(void)
+{
+	static const struct {
+		const char *release;
+		int rc;
+		unsigned int v[3];
+	} cases[] = {
+		{ "6.1.0-28-amd64", 0, { 6, 1, 0 } },	/* Debian 12 */
+		{ "6.1.192+", 0, { 6, 1, 192 } },	/* this project's */
+		{ "6.12.25", 0, { 6, 12, 25 } },
+		{ "6.12.48+deb13-amd64", 0, { 6, 12, 48 } },
+		{ "6.15-rc1", 0, { 6, 15, 0 } },
+		{ "6.15.0-rc1-00001-g1234", 0, { 6, 15, 0 } },
+		{ "10.0", 0, { 10, 0, 0 } },
+		{ "6.14.4.1", 0, { 6, 14, 4 } },
+		{ "6", -EINVAL, { 0, 0, 0 } },
+		{ "6.", -EINVAL, { 0, 0, 0 } },
+		{ "", -EINVAL, { 0, 0, 0 } },
+		{ "v6.1", -EINVAL, { 0, 0, 0 } },
+		{ "-6.1", -EINVAL, { 0, 0, 0 } },
+		{ "99999999999.1", -EINVAL, { 0, 0, 0 } },
+	};
+	unsigned int v[3];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		rc = loopdev_parse_release(cases[i].release, v);
+		tap_ok(rc == cases[i].rc &&
+		       (rc || (v[0] == cases[i].v[0] && v[1] == cases[i].v[1] &&
+			       v[2] == cases[i].v[2])),
+		       "release \"%s\": %s %u.%u.%u", cases[i].release,
+		       cases[i].rc ? "refused" : "parsed",
+		       cases[i].v[0], cases[i].v[1], cases[i].v[2]);
+	}
+}
+
+/*
+ * loopdev_release_has_fix(): commit f2fed441c69b ("loop: stop using
+ * vfs_iter_{read,write} for buffered I/O") in 6.15, 6.12.25, 6.14.4.
+ */
+static void test_release_has_fix(void)
+{
+	static const struct {
+		const char *release;
+		bool fixed;
+	} cases[] = {
+		{ "6.1.0-28-amd64", false },
+		{ "6.1.192+", false },
+		{ "6.6.90", false },
+		{ "6.12.24", false },
+		{ "6.12.25", true },
+		{ "6.12.118+deb12-amd64", true },
+		{ "6.13.12", false },
+		{ "6.14.3", false },
+		{ "6.14.4", true },
+		{ "6.15-rc1", true },
+		{ "6.15.0", true },
+		{ "6.18.1", true },
+		{ "7.0.0", true },
+		{ "5.15.180", false },
+		{ "garbage", false },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		tap_ok(loopdev_release_has_fix(cases[i].release) ==
+		       cases[i].fixed, "release %s: %s", cases[i].release,
+		       cases[i].fixed ? "has f2fed441c69b" : "lacks it");
+	tap_ok(!loopdev_release_has_fix(NULL), "no release: lacks it");
+}
+
+/* loopdev_served_decide(): the rules, one claim a line. */
+static void test_served_decide(void)
+{
+	static const struct {
+		const char *what;
+		struct loopdev_served_facts f;
+		enum loopdev_served ans;
+		enum loopdev_served_why why;
+	} cases[] = {
+		{ "dio=1 is on, on an old kernel",
+		  { .dio = true, .release = "6.1.0-28-amd64" },
+		  LOOPDEV_SERVED_ON, LOOPDEV_SERVED_DIO_FLAG },
+		{ "dio=1 is on, whatever else",
+		  { .dio = true, .series = true, .release = "6.15.0",
+		    .plain = true },
+		  LOOPDEV_SERVED_ON, LOOPDEV_SERVED_DIO_FLAG },
+		{ "dio=0 on 6.1 without a record: unknown",
+		  { .release = "6.1.0-28-amd64" },
+		  LOOPDEV_SERVED_UNKNOWN, LOOPDEV_SERVED_INHERITS },
+		{ "dio=0 on 6.1 with the series: off",
+		  { .series = true, .release = "6.1.192+" },
+		  LOOPDEV_SERVED_OFF, LOOPDEV_SERVED_SERIES },
+		{ "dio=0 on 6.12.25: off",
+		  { .release = "6.12.25" },
+		  LOOPDEV_SERVED_OFF, LOOPDEV_SERVED_RELEASE },
+		{ "dio=0 on 6.12.24: unknown",
+		  { .release = "6.12.24" },
+		  LOOPDEV_SERVED_UNKNOWN, LOOPDEV_SERVED_INHERITS },
+		{ "dio=0 on 6.13.12 (no backport): unknown",
+		  { .release = "6.13.12" },
+		  LOOPDEV_SERVED_UNKNOWN, LOOPDEV_SERVED_INHERITS },
+		{ "dio=0 on 6.14.4: off",
+		  { .release = "6.14.4-arch1" },
+		  LOOPDEV_SERVED_OFF, LOOPDEV_SERVED_RELEASE },
+		{ "dio=0 on 6.16: off",
+		  { .release = "6.16.0" },
+		  LOOPDEV_SERVED_OFF, LOOPDEV_SERVED_RELEASE },
+		{ "dio=0 on 6.1, loopctl attached it without O_DIRECT: off",
+		  { .release = "6.1.0-28-amd64", .plain = true },
+		  LOOPDEV_SERVED_OFF, LOOPDEV_SERVED_PLAIN },
+		{ "dio=0, release unknown, no record: unknown",
+		  { .release = "" },
+		  LOOPDEV_SERVED_UNKNOWN, LOOPDEV_SERVED_INHERITS },
+		{ "dio=0, release unknown, loopctl's attach: off",
+		  { .release = "", .plain = true },
+		  LOOPDEV_SERVED_OFF, LOOPDEV_SERVED_PLAIN },
+	};
+	enum loopdev_served_why why;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		why = (enum loopdev_served_why)-1;
+		tap_ok(loopdev_served_decide(&cases[i].f, &why) ==
+		       cases[i].ans && why == cases[i].why, "%s",
+		       cases[i].what);
+	}
+	tap_ok(loopdev_served_decide(&cases[0].f, NULL) == LOOPDEV_SERVED_ON,
+	       "the reason is optional");
+}
+
 int main(void)
 {
 	test_is_device_name();
 	test_auto_sector();
+	test_parse_release();
+	test_release_has_fix();
+	test_served_decide();
 	return tap_done();
 }

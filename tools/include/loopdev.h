@@ -107,7 +107,7 @@ static inline bool loopdev_dio_possible(const struct loopdev_dio *d)
 
 /*
  * Loop statistics: /sys/block/loopN/loop/stat, added by the series'
- * kernel/patches/0001-loop-add-per-device-I-O-statistics.patch (see
+ * kernel/patches/0005-loop-add-per-device-I-O-statistics.patch (see
  * Documentation/ABI/testing/sysfs-block-loop there): one line of decimal
  * fields in this order. Absent on other kernels.
  */
@@ -153,10 +153,25 @@ struct loopdev_state {
 	struct loopdev_stat stat;
 };
 
-/* What attach or set asked for, kept in LOOPDEV_STATE_DIR. */
+/*
+ * What attach or set asked for, kept in LOOPDEV_STATE_DIR/loopN: one
+ * "key=value" a line, unknown keys ignored:
+ *   dio=on|auto|off	what attach or set last asked for
+ *   backdev=MAJ:MIN	the backing file's st_dev and st_ino: a record
+ *   backino=N		for another file is stale
+ *   diskseq=N		/sys/block/loopN/diskseq (5.15) when written: it
+ *			changes with every bind (LOOP_CONFIGURE,
+ *			LOOP_SET_FD, LOOP_CHANGE_FD, LOOP_CLR_FD), so a new
+ *			binding of the same file does not inherit the record
+ *   odirect=0		loopctl attach bound it with a backing descriptor
+ *			without O_DIRECT; written by attach, carried over
+ *			by set for the same binding; absent: unknown
+ *			(records written before this key, or by set only)
+ */
 struct loopdev_request {
 	bool known;
 	enum loopdev_dio_mode dio;	/* OFF, AUTO or ON */
+	bool plain;			/* odirect=0, for this very binding */
 };
 
 struct loopdev_ctx {
@@ -180,6 +195,8 @@ struct loopdev_ctx {
 	struct loopdev_state state;
 	bool planned;			/* loopdev_plan() ran */
 	bool want_dio;			/* its verdict: ask for direct I/O */
+	uint32_t sector_attach;		/* its sector size for attach, 0: 512 */
+	bool attached_plain;		/* loopdev_attach() bound it, no O_DIRECT */
 	unsigned int alloc_tries;	/* attach: devices tried */
 };
 
@@ -252,6 +269,16 @@ loopdev_get_dio(const struct loopdev_ctx *lc)
 	return lc->dio;
 }
 
+/*
+ * The sector size attach passes to the kernel: the one asked for, or,
+ * when direct I/O is wanted and none was given, the one loopdev_plan()
+ * picked (see loopdev_check_dio()); 0: the kernel's default, 512.
+ */
+static inline uint32_t loopdev_get_attach_sector(const struct loopdev_ctx *lc)
+{
+	return lc->sector_attach;
+}
+
 /* loopdev_plan()'s verdict: attach will ask for direct I/O. */
 static inline bool loopdev_wants_dio(const struct loopdev_ctx *lc)
 {
@@ -316,8 +343,11 @@ int loopdev_open_backing(struct loopdev_ctx *lc, const char *path);
 /*
  * loopdev_check_dio - could direct I/O work for this file?
  * @fd: the backing file (its O_DIRECT flag is probed and restored)
- * @d: in: offset and sector_size (0 = what the kernel would pick for a
- *     file opened with O_DIRECT); out: every fact and the reasons
+ * @d: in: offset and sector_size (0 = what attach picks when it wants
+ *     direct I/O and none is given: for a regular file on a block
+ *     device that file's device's logical block size, as 6.1's
+ *     loop_configure() did for a file opened O_DIRECT, else 512);
+ *     out: every fact and the reasons
  *
  * Applies __loop_update_dio() (6.1) and STATX_DIOALIGN (6.1; the backing
  * device's logical block size from sysfs or BLKSSZGET otherwise). Needs
@@ -365,8 +395,9 @@ int loopdev_check_extent(int fd, uint64_t offset, uint64_t *size);
  *     the sector size is explicit)
  *
  * Resolves LOOPDEV_FL_SECTOR_AUTO (the smallest sector size that allows
- * direct I/O, else 512) and whether direct I/O will be asked for: with
- * LOOPDEV_DIO_AUTO only when possible. Touches no loop device. Returns 0,
+ * direct I/O, else 512), whether direct I/O will be asked for (with
+ * LOOPDEV_DIO_AUTO only when possible), and the sector size attach
+ * passes (loopdev_get_attach_sector()). Touches no loop device. Returns 0,
  * -ENODATA when there is nothing to attach (loopdev_check_extent()),
  * -EOPNOTSUPP for LOOPDEV_DIO_ON when direct I/O is impossible, -errno.
  * The backing file's size it judged is in loopdev_get_back_size().
@@ -378,11 +409,15 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d);
  * free one (LOOP_CTL_GET_FREE under an flock on /dev/loop-control, with
  * bounded jittered retries when another tool takes it first).
  *
- * Uses LOOP_CONFIGURE (5.8) with the file switched to O_DIRECT when
- * direct I/O is wanted and possible; falls back to LOOP_SET_FD +
- * LOOP_SET_STATUS64 + LOOP_SET_BLOCK_SIZE + LOOP_SET_DIRECT_IO when the
- * kernel lacks it. Calls loopdev_plan() unless the caller did. Reads the
- * state back. With LOOPDEV_DIO_ON, and
+ * Uses LOOP_CONFIGURE (5.8), asking for direct I/O with
+ * LO_FLAGS_DIRECT_IO and the sector size loopdev_plan() picked; falls
+ * back to LOOP_SET_FD + LOOP_SET_STATUS64 + LOOP_SET_BLOCK_SIZE +
+ * LOOP_SET_DIRECT_IO when the kernel lacks it. The backing descriptor
+ * never has O_DIRECT (it is cleared): before commit f2fed441c69b (6.15)
+ * loop's buffered path inherits the file's O_DIRECT, so a device later
+ * switched to buffered I/O would still be served O_DIRECT. Calls
+ * loopdev_plan() unless the caller did. Reads the state back. With
+ * LOOPDEV_DIO_ON, and
  * whenever a step fails after the device was bound, the device is
  * released again (it is ours). Returns 0; -EOPNOTSUPP when direct I/O
  * was required and is not in effect; -EBUSY when the named device is
@@ -420,12 +455,17 @@ int loopdev_open(struct loopdev_ctx *lc, int mode);
  *     could not be opened to analyse it)
  *
  * Uses lc->sector_size (0: keep) and lc->dio (KEEP/OFF/AUTO/ON). Syncs
- * the device, sets the sector size first (LOOP_SET_BLOCK_SIZE
- * re-evaluates direct I/O from the backing file's O_DIRECT flag), then
- * puts direct I/O where it was asked; EAGAIN is retried a bounded number
- * of times. If direct I/O cannot be honoured the sector size is put
- * back. Returns 0, -EOPNOTSUPP (direct I/O required but impossible:
- * nothing changed), -ENXIO (not bound), -errno.
+ * the device, sets the sector size first (before f2fed441c69b,
+ * LOOP_SET_BLOCK_SIZE re-evaluates direct I/O from the backing file's
+ * O_DIRECT flag: never set on loopctl's own attaches, but on a device
+ * attached by losetup --direct-io=on it is), then puts direct I/O where
+ * it was asked; EAGAIN is retried a bounded number of times. If direct
+ * I/O cannot be honoured the sector size is put back. Refuses, before
+ * changing anything, to leave direct I/O off where loopdev_dio_served()
+ * would then say LOOPDEV_SERVED_UNKNOWN. Returns 0, -EOPNOTSUPP (direct
+ * I/O required but impossible: nothing changed), -EMEDIUMTYPE (direct
+ * I/O off would not be buffered I/O for sure: nothing changed), -ENXIO
+ * (not bound), -errno.
  */
 int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d);
 
@@ -533,11 +573,85 @@ int loopdev_cache(struct loopdev_ctx *lc, struct loopdev_cache *c);
 /*
  * loopdev_save_request / loopdev_load_request - remember what attach or
  * set asked for (the kernel keeps only the effective state), keyed by
- * the backing inode so a stale record is ignored. Both return 0 or
- * -errno; load sets req->known only for a matching record.
+ * the backing inode so a stale record is ignored (the format is at
+ * struct loopdev_request). Save writes odirect=0 after this context's
+ * loopdev_attach(), and keeps it from a matching record otherwise. Both
+ * return 0 or -errno; load sets req->known only for a matching record,
+ * req->plain only when its diskseq matches too.
  */
 int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio);
 int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req);
 void loopdev_forget_request(struct loopdev_ctx *lc);
+
+/*
+ * What a bound device's backing file is really served. With loop/dio 1,
+ * lo_rw_aio() with IOCB_DIRECT on every kernel. With loop/dio 0, before
+ * commit f2fed441c69b ("loop: stop using vfs_iter_{read,write} for
+ * buffered I/O", 6.15; 6.12.25, 6.14.4) the buffered path's
+ * vfs_iter_read()/vfs_iter_write() build the kiocb from the backing
+ * file's open flags: a file opened O_DIRECT (losetup --direct-io=on
+ * does) is still served O_DIRECT, whatever loop/dio says.
+ */
+enum loopdev_served {
+	LOOPDEV_SERVED_UNKNOWN = 0,
+	LOOPDEV_SERVED_OFF,		/* buffered: the backing file's cache */
+	LOOPDEV_SERVED_ON,		/* direct I/O */
+};
+
+/* Why loopdev_dio_served() answered as it did. */
+enum loopdev_served_why {
+	LOOPDEV_SERVED_DIO_FLAG,	/* ON: loop/dio is 1 */
+	LOOPDEV_SERVED_SERIES,		/* OFF: this project's series (loop/stat) */
+	LOOPDEV_SERVED_RELEASE,		/* OFF: the release has f2fed441c69b */
+	LOOPDEV_SERVED_PLAIN,		/* OFF: loopctl attached it, no O_DIRECT */
+	LOOPDEV_SERVED_INHERITS,	/* UNKNOWN: may inherit O_DIRECT */
+};
+
+/* The facts loopdev_served_decide() judges. */
+struct loopdev_served_facts {
+	bool dio;			/* /sys/block/loopN/loop/dio */
+	bool series;			/* /sys/block/loopN/loop/stat exists */
+	char release[65];		/* uname(2) release, "": unknown */
+	bool plain;			/* loopdev_request.plain */
+};
+
+/*
+ * loopdev_parse_release - "6.12.25-amd64" to {6, 12, 25}; a missing
+ * third number is 0. Returns 0 or -EINVAL.
+ */
+int loopdev_parse_release(const char *release, unsigned int v[3]);
+
+/*
+ * loopdev_release_has_fix - does a kernel of this release have
+ * f2fed441c69b (by version: 6.15 and later, 6.12.25+, 6.14.4+)? False
+ * for a release that does not parse.
+ */
+bool loopdev_release_has_fix(const char *release);
+
+/*
+ * loopdev_served_decide - the rules, pure: loop/dio 1 is ON; loop/dio 0
+ * is OFF on a kernel whose buffered path honours it (the series, or the
+ * release) or when loopctl attached the device without O_DIRECT, else
+ * UNKNOWN. @why: out, may be NULL. Returns the answer.
+ */
+enum loopdev_served loopdev_served_decide(const struct loopdev_served_facts *f,
+					  enum loopdev_served_why *why);
+
+/*
+ * loopdev_served_facts - gather the facts for a bound device whose state
+ * loopdev_read_state() read (sysfs, uname(2), the request record).
+ * Returns 0, -ENXIO when not bound, or -errno.
+ */
+int loopdev_served_facts(struct loopdev_ctx *lc,
+			 struct loopdev_served_facts *f);
+
+/*
+ * loopdev_dio_served - loopdev_served_facts() judged by
+ * loopdev_served_decide(). @why: out, may be NULL. Returns the answer;
+ * LOOPDEV_SERVED_UNKNOWN (with LOOPDEV_SERVED_INHERITS) when the facts
+ * cannot be gathered.
+ */
+enum loopdev_served loopdev_dio_served(struct loopdev_ctx *lc,
+				       enum loopdev_served_why *why);
 
 #endif /* NBIO_LOOPDEV_H */

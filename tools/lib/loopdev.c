@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -595,9 +596,12 @@ int loopdev_check_dio(int fd, struct loopdev_dio *d)
 		return rc;
 
 	/*
-	 * The sector size the kernel would pick when none is given:
-	 * loop_configure() matches s_bdev's block size for an O_DIRECT
-	 * file, 512 otherwise (a block device's inode has no s_bdev).
+	 * The sector size attach picks when none is given and direct I/O is
+	 * wanted. The kernel's own default is 512 for a file without
+	 * O_DIRECT, which is how attach opens every file (see
+	 * loopdev_attach()); 6.1's loop_configure() matched s_bdev's block
+	 * size for an O_DIRECT file, so attach passes that size itself.
+	 * A block device's inode has no s_bdev: 512 there, as before.
 	 */
 	if (d->sector_size)
 		d->sector_used = d->sector_size;
@@ -697,6 +701,7 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	memset(d, 0, sizeof(*d));
 	lc->planned = false;
 	lc->want_dio = false;
+	lc->sector_attach = lc->sector_size;
 	if (lc->back_fd < 0)
 		return -EBADF;
 	rc = loopdev_check_extent(lc->back_fd, lc->offset, &lc->back_size);
@@ -711,12 +716,16 @@ int loopdev_plan(struct loopdev_ctx *lc, struct loopdev_dio *d)
 		return rc;
 	if (auto_sector)
 		lc->sector_size = d->sector_size;
+	lc->sector_attach = lc->sector_size;
 	lc->planned = true;
 	if (lc->dio == LOOPDEV_DIO_OFF)
 		return 0;
 	lc->want_dio = loopdev_dio_possible(d);
 	if (!lc->want_dio && lc->dio == LOOPDEV_DIO_ON)
 		return -EOPNOTSUPP;
+	/* the size the analysis judged, not the kernel's 512 */
+	if (lc->want_dio)
+		lc->sector_attach = d->sector_used;
 	return 0;
 }
 
@@ -1017,8 +1026,9 @@ static int configure_legacy(struct loopdev_ctx *lc)
 
 	fill_info(lc, &info);
 	rc = ioctl_retry(lc->fd, LOOP_SET_STATUS64, (unsigned long)&info);
-	if (!rc && lc->sector_size)
-		rc = ioctl_retry(lc->fd, LOOP_SET_BLOCK_SIZE, lc->sector_size);
+	if (!rc && lc->sector_attach)
+		rc = ioctl_retry(lc->fd, LOOP_SET_BLOCK_SIZE,
+				 lc->sector_attach);
 	/*
 	 * EINVAL here means "direct I/O impossible": the caller reads the
 	 * state back and decides.
@@ -1040,7 +1050,7 @@ static int configure(struct loopdev_ctx *lc)
 	if (!(lc->flags & (LOOPDEV_FL_LEGACY | LOOPDEV_FL_USED_LEGACY))) {
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.fd = (__u32)lc->back_fd;
-		cfg.block_size = lc->sector_size;
+		cfg.block_size = lc->sector_attach;
 		fill_info(lc, &cfg.info);
 		if (ioctl(lc->fd, LOOP_CONFIGURE, &cfg) == 0) {
 			lc->flags |= LOOPDEV_FL_CLAIMED;
@@ -1061,20 +1071,24 @@ static int configure(struct loopdev_ctx *lc)
 }
 
 /*
- * Put O_DIRECT on the backing descriptor exactly when direct I/O is
- * wanted: loop_configure() keys its default sector size and
- * loop_update_dio() on it.
+ * The backing descriptor never carries O_DIRECT into the kernel: before
+ * commit f2fed441c69b ("loop: stop using vfs_iter_{read,write} for
+ * buffered I/O", 6.15) lo_read_simple()/lo_write_bvec() build their
+ * kiocb from the file's flags, so "buffered" I/O on an O_DIRECT file is
+ * direct I/O whatever LOOP_SET_DIRECT_IO says, and LOOP_SET_BLOCK_SIZE
+ * and LOOP_CHANGE_FD turn direct I/O back on from it (loop_update_dio()).
+ * Direct I/O is asked for with LO_FLAGS_DIRECT_IO alone; the sector size
+ * 6.1 derived from O_DIRECT is passed explicitly (loopdev_plan()).
  */
-static int set_backing_odirect(struct loopdev_ctx *lc, bool on)
+static int clear_backing_odirect(struct loopdev_ctx *lc)
 {
 	int fl = fcntl(lc->back_fd, F_GETFL);
 
 	if (fl < 0)
 		return -errno;
-	if (!!(fl & O_DIRECT) == on)
+	if (!(fl & O_DIRECT))
 		return 0;
-	fl = on ? fl | O_DIRECT : fl & ~O_DIRECT;
-	return fcntl(lc->back_fd, F_SETFL, fl) < 0 ? -errno : 0;
+	return fcntl(lc->back_fd, F_SETFL, fl & ~O_DIRECT) < 0 ? -errno : 0;
 }
 
 static int attach_named(struct loopdev_ctx *lc)
@@ -1158,7 +1172,8 @@ int loopdev_attach(struct loopdev_ctx *lc)
 		if (rc)
 			return rc;
 	}
-	rc = set_backing_odirect(lc, lc->want_dio);
+	lc->attached_plain = false;
+	rc = clear_backing_odirect(lc);
 	if (rc)
 		return rc;
 
@@ -1175,6 +1190,7 @@ int loopdev_attach(struct loopdev_ctx *lc)
 		rc = -EOPNOTSUPP;
 		goto fail;
 	}
+	lc->attached_plain = true;
 	return 0;
 fail:
 	release_claimed(lc);
@@ -1225,6 +1241,7 @@ static int set_sector(struct loopdev_ctx *lc, uint32_t size)
 
 int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 {
+	struct loopdev_served_facts f;
 	uint32_t old_sector, new_sector;
 	bool old_dio, want;
 	int rc;
@@ -1277,6 +1294,20 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	}
 
 	/*
+	 * Asked to go buffered on a kernel whose buffered path may still
+	 * be direct for this device (an O_DIRECT backing file): the result
+	 * could not be told, so do not pretend.
+	 */
+	if (!want && lc->dio != LOOPDEV_DIO_KEEP) {
+		rc = loopdev_served_facts(lc, &f);
+		if (rc)
+			return rc;
+		f.dio = false;
+		if (loopdev_served_decide(&f, NULL) == LOOPDEV_SERVED_UNKNOWN)
+			return -EMEDIUMTYPE;
+	}
+
+	/*
 	 * Write back what sits in the device's cache first: the kernel
 	 * syncs too, but an error is better seen here.
 	 */
@@ -1284,10 +1315,12 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 		return -errno;
 
 	/*
-	 * Sector size first: LOOP_SET_BLOCK_SIZE re-runs loop_update_dio()
-	 * with the backing file's O_DIRECT flag, which would undo an
-	 * earlier LOOP_SET_DIRECT_IO(0), and LOOP_SET_DIRECT_IO(1) fails
-	 * while the sector size is still too small.
+	 * Sector size first: before f2fed441c69b LOOP_SET_BLOCK_SIZE re-runs
+	 * loop_update_dio() with the backing file's O_DIRECT flag, which
+	 * would undo an earlier LOOP_SET_DIRECT_IO(0) on a device attached
+	 * by others with an O_DIRECT file (loopctl's own attaches have none),
+	 * and LOOP_SET_DIRECT_IO(1) fails while the sector size is still too
+	 * small.
 	 */
 	if (new_sector != old_sector) {
 		rc = set_sector(lc, new_sector);
@@ -1509,9 +1542,18 @@ int loopdev_backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+/* /sys/block/loopN/diskseq (5.15): a new value with every bind. */
+static int read_diskseq(const struct loopdev_ctx *lc, uint64_t *seq)
+{
+	return loop_read_u64(lc, "diskseq", seq);
+}
+
 int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	char path[PATH_MAX], tmp[PATH_MAX + 32], seq_line[48] = "";
+	struct loopdev_request old;
+	bool plain = lc->attached_plain;
+	uint64_t seq;
 	dev_t dev;
 	ino_t ino;
 	FILE *f;
@@ -1524,6 +1566,12 @@ int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio)
 		rc = loopdev_backing_id(lc, &dev, &ino);
 	if (rc)
 		return rc;
+	/* set keeps what attach knew about this binding */
+	if (!plain && !loopdev_load_request(lc, &old))
+		plain = old.plain;
+	if (!read_diskseq(lc, &seq))
+		snprintf(seq_line, sizeof(seq_line), "diskseq=%" PRIu64 "\n",
+			 seq);
 	if (mkdir(LOOPDEV_STATE_DIR, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
@@ -1538,8 +1586,9 @@ int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio)
 		unlink(tmp);
 		return rc;
 	}
-	fprintf(f, "dio=%s\nbackdev=%u:%u\nbackino=%" PRIu64 "\n",
-		dio_words[dio], major(dev), minor(dev), (uint64_t)ino);
+	fprintf(f, "dio=%s\nbackdev=%u:%u\nbackino=%" PRIu64 "\n%s%s",
+		dio_words[dio], major(dev), minor(dev), (uint64_t)ino,
+		seq_line, plain ? "odirect=0\n" : "");
 	if (fclose(f) != 0 || rename(tmp, path) < 0) {
 		rc = -errno;
 		unlink(tmp);
@@ -1552,7 +1601,7 @@ int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req)
 {
 	char path[PATH_MAX], buf[256], word[16];
 	unsigned int ma, mi;
-	uint64_t ino_rec;
+	uint64_t ino_rec, seq_rec, seq;
 	const char *p;
 	dev_t dev;
 	ino_t ino;
@@ -1583,6 +1632,16 @@ int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req)
 			req->known = true;
 			req->dio = (enum loopdev_dio_mode)i;
 		}
+	/*
+	 * odirect=0 speaks of one binding: the same file bound again (by
+	 * anyone) has another diskseq. Without diskseq (before 5.15) the
+	 * file's identity is all there is.
+	 */
+	p = strstr(buf, "diskseq=");
+	if (p && (sscanf(p, "diskseq=%" SCNu64, &seq_rec) != 1 ||
+		  read_diskseq(lc, &seq) || seq != seq_rec))
+		return 0;
+	req->plain = req->known && strstr(buf, "\nodirect=0") != NULL;
 	return 0;
 }
 
@@ -1592,4 +1651,142 @@ void loopdev_forget_request(struct loopdev_ctx *lc)
 
 	if (!request_path(lc, path, sizeof(path)))
 		unlink(path);
+}
+
+/* ------------------------------------------------------------------ */
+/* what the backing file is really served                              */
+
+/*
+ * The first release of each series with commit f2fed441c69b ("loop:
+ * stop using vfs_iter_{read,write} for buffered I/O"): 6.15 upstream,
+ * and its stable backports. From that commit on, loop's buffered path
+ * builds its own kiocb without the backing file's O_DIRECT. A release
+ * at or past an entry marked @onwards has it whatever its series.
+ */
+static const struct {
+	unsigned int v[3];
+	bool onwards;
+} fixed_releases[] = {
+	{ { 6, 12, 25 }, false },
+	{ { 6, 14, 4 }, false },
+	{ { 6, 15, 0 }, true },
+};
+
+int loopdev_parse_release(const char *release, unsigned int v[3])
+{
+	const char *p = release;
+	unsigned long n;
+	char *end;
+	int i;
+
+	v[0] = v[1] = v[2] = 0;
+	for (i = 0; i < 3; i++) {
+		/* "6.15-rc1" has no third number: 0 */
+		if (*p < '0' || *p > '9')
+			return i < 2 ? -EINVAL : 0;
+		errno = 0;
+		n = strtoul(p, &end, 10);
+		if (errno || n > UINT_MAX)
+			return -EINVAL;
+		v[i] = (unsigned int)n;
+		p = end;
+		if (*p != '.')
+			return i < 1 ? -EINVAL : 0;
+		p++;
+	}
+	return 0;
+}
+
+/* <0, 0, >0 as @a is older than, the same as, newer than @b. */
+static int release_cmp(const unsigned int a[3], const unsigned int b[3])
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+bool loopdev_release_has_fix(const char *release)
+{
+	unsigned int v[3];
+	size_t i;
+
+	if (!release || loopdev_parse_release(release, v))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(fixed_releases); i++) {
+		const unsigned int *f = fixed_releases[i].v;
+
+		if (fixed_releases[i].onwards && release_cmp(v, f) >= 0)
+			return true;
+		if (v[0] == f[0] && v[1] == f[1] && v[2] >= f[2])
+			return true;
+	}
+	return false;
+}
+
+enum loopdev_served loopdev_served_decide(const struct loopdev_served_facts *f,
+					  enum loopdev_served_why *why)
+{
+	enum loopdev_served_why w;
+	enum loopdev_served ans = LOOPDEV_SERVED_OFF;
+
+	if (f->dio) {
+		w = LOOPDEV_SERVED_DIO_FLAG;	/* lo_rw_aio(), IOCB_DIRECT */
+		ans = LOOPDEV_SERVED_ON;
+	} else if (f->series) {
+		w = LOOPDEV_SERVED_SERIES;
+	} else if (loopdev_release_has_fix(f->release)) {
+		w = LOOPDEV_SERVED_RELEASE;
+	} else if (f->plain) {
+		w = LOOPDEV_SERVED_PLAIN;
+	} else {
+		w = LOOPDEV_SERVED_INHERITS;
+		ans = LOOPDEV_SERVED_UNKNOWN;
+	}
+	if (why)
+		*why = w;
+	return ans;
+}
+
+int loopdev_served_facts(struct loopdev_ctx *lc,
+			 struct loopdev_served_facts *f)
+{
+	struct loopdev_request req;
+	struct utsname u;
+	char path[PATH_MAX];
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (!lc->state.bound)
+		return -ENXIO;
+	f->dio = lc->state.dio;
+	/*
+	 * The series' loop/stat (kernel/patches/0005) travels with its
+	 * backport of f2fed441c69b (0004): its presence is the probe.
+	 */
+	rc = loop_sysfs_path(lc, "loop/stat", path, sizeof(path));
+	if (rc)
+		return rc;
+	f->series = access(path, F_OK) == 0;
+	if (uname(&u) == 0)
+		copy_str(f->release, sizeof(f->release), u.release);
+	/* no record, or one we may not read: not known to be plain */
+	if (loopdev_load_request(lc, &req) == 0)
+		f->plain = req.plain;
+	return 0;
+}
+
+enum loopdev_served loopdev_dio_served(struct loopdev_ctx *lc,
+				       enum loopdev_served_why *why)
+{
+	struct loopdev_served_facts f;
+
+	if (loopdev_served_facts(lc, &f)) {
+		if (why)
+			*why = LOOPDEV_SERVED_INHERITS;
+		return LOOPDEV_SERVED_UNKNOWN;
+	}
+	return loopdev_served_decide(&f, why);
 }

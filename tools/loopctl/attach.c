@@ -43,6 +43,9 @@ static void print_plan(const struct loopdev_ctx *lc, const char *file,
 		printf("sector size: %u%s\n", loopdev_get_sector_size(lc),
 		       loopdev_is_flag(lc, LOOPDEV_FL_SECTOR_AUTO) ?
 		       " (auto)" : "");
+	else if (loopdev_get_attach_sector(lc))
+		printf("sector size: %u (the backing device's, for direct I/O)\n",
+		       loopdev_get_attach_sector(lc));
 	else
 		printf("sector size: kernel default\n");
 	printf("offset:      %" PRIu64 "\n", loopdev_get_offset(lc));
@@ -353,10 +356,10 @@ static void warn_differences(struct loopdev_ctx *lc, bool quiet)
 	if (loopdev_wants_dio(lc) && !st->dio && !quiet)
 		warnx("%s: direct I/O was requested but the kernel kept it off although every known condition holds; see 'loopctl why %s'",
 		      path, path);
-	if (loopdev_get_sector_size(lc) &&
-	    st->sector_size != loopdev_get_sector_size(lc))
+	if (loopdev_get_attach_sector(lc) &&
+	    st->sector_size != loopdev_get_attach_sector(lc))
 		warnx("%s: sector size is %u, not %u as requested", path,
-		      st->sector_size, loopdev_get_sector_size(lc));
+		      st->sector_size, loopdev_get_attach_sector(lc));
 	if (st->offset != loopdev_get_offset(lc) ||
 	    st->sizelimit != loopdev_get_sizelimit(lc))
 		warnx("%s: offset/sizelimit is %" PRIu64 "/%" PRIu64

@@ -18,8 +18,9 @@ enum {
 static const struct cli_colinfo cache_cols[NR_CACHE_COLS] = {
 	[CCOL_NAME]	   = { "NAME", 0.1, 0, SCOLS_JSON_STRING,
 			       "loop device name" },
-	[CCOL_DIO]	   = { "DIO", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
-			       "direct I/O in effect" },
+	[CCOL_DIO]	   = { "DIO", 3, SCOLS_FL_RIGHT,
+			       SCOLS_JSON_BOOLEAN_OPTIONAL,
+			       "direct I/O in effect: on, off, unknown (JSON: null)" },
 	[CCOL_SIZE]	   = { "SIZE", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			       "device size" },
 	[CCOL_CACHED]	   = { "CACHED", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
@@ -114,7 +115,8 @@ int cmd_cache(int argc, char **argv)
 				set_cell(ln, k, "%s", loopdev_get_path(&lc));
 				break;
 			case CCOL_DIO:
-				set_bool(ln, k, loopdev_get_state(&lc)->dio);
+				set_served(&o, ln, k,
+					   loopdev_dio_served(&lc, NULL));
 				break;
 			case CCOL_SIZE:
 				set_size(&o, ln, k, cc.dev_size);

@@ -208,6 +208,47 @@ const char *dio_word(enum loopdev_dio_mode m)
 }
 
 /* ------------------------------------------------------------------ */
+/* what the backing file is really served                              */
+
+/* "on", "off" or "unknown": the DIO columns and why. */
+const char *served_word(enum loopdev_served s)
+{
+	switch (s) {
+	case LOOPDEV_SERVED_ON:
+		return "on";
+	case LOOPDEV_SERVED_OFF:
+		return "off";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * What loopdev_dio_served()'s @why means: a sentence for why and set,
+ * and a few words for the DIO-WHY column (NULL: nothing to say there).
+ */
+const char *served_reason(enum loopdev_served_why why, bool brief)
+{
+	switch (why) {
+	case LOOPDEV_SERVED_DIO_FLAG:
+		return brief ? NULL : "loop/dio is 1: every request is direct I/O";
+	case LOOPDEV_SERVED_SERIES:
+		return brief ? NULL : "this kernel carries this project's loop series (loop/stat), whose buffered path ignores the backing file's O_DIRECT";
+	case LOOPDEV_SERVED_RELEASE:
+		return brief ? NULL : "this kernel has commit f2fed441c69b: its buffered path ignores the backing file's O_DIRECT";
+	case LOOPDEV_SERVED_PLAIN:
+		return brief ? NULL : "loopctl attached it with the backing file opened without O_DIRECT";
+	default:
+		return brief ? "may inherit O_DIRECT" :
+		       "this kernel's buffered loop path inherits O_DIRECT from the backing file, and whoever attached it may have opened it so (losetup --direct-io=on does)";
+	}
+}
+
+/* What to do about LOOPDEV_SERVED_INHERITS. */
+const char *const served_remedy =
+	"detach and attach again with loopctl attach --direct-io=off, or use a kernel with f2fed441c69b (6.15, 6.12.25, 6.14.4, or this project's series)";
+
+/* ------------------------------------------------------------------ */
 /* explaining direct I/O                                               */
 
 const char *bdev_label(const struct loopdev_dio *d, char *buf,

@@ -37,7 +37,8 @@ enum {
 	LOOPCTL_EXIT_OK		= 0,	/* done (why: direct I/O can work) */
 	LOOPCTL_EXIT_FAILURE	= 1,	/* bad usage or any other error */
 	LOOPCTL_EXIT_NOT_LOOP	= 2,	/* not a loop device, or not bound */
-	LOOPCTL_EXIT_NO_DIO	= 3,	/* direct I/O impossible */
+	LOOPCTL_EXIT_NO_DIO	= 3,	/* direct I/O impossible, or off not
+					 * to be told from on (set) */
 	LOOPCTL_EXIT_PERM	= 4,	/* permission denied */
 	LOOPCTL_EXIT_BUSY	= 5,	/* busy, no free device, deferred */
 	LOOPCTL_EXIT_NO_DATA	= 6,	/* empty file, offset past its end */
@@ -71,6 +72,9 @@ enum loopdev_dio_mode parse_dio(const char *arg, const char *cmd);
 uint64_t parse_bytes(const char *arg, const char *opt);
 void parse_sector(struct loopdev_ctx *lc, const char *arg);
 const char *dio_word(enum loopdev_dio_mode m);
+const char *served_word(enum loopdev_served s);
+const char *served_reason(enum loopdev_served_why why, bool brief);
+extern const char *const served_remedy;
 const char *bdev_label(const struct loopdev_dio *d, char *buf,
 		       size_t len);
 /* Why direct I/O is off: short (DIO-WHY), or one line a reason with
@@ -106,6 +110,8 @@ void set_cell(struct libscols_line *ln, size_t i, const char *fmt, ...)
 void set_name(const struct output *o, struct libscols_line *ln,
 	      size_t i, const char *name);
 void set_bool(struct libscols_line *ln, size_t i, bool v);
+void set_served(const struct output *o, struct libscols_line *ln, size_t i,
+		enum loopdev_served v);
 void set_size(const struct output *o, struct libscols_line *ln,
 	      size_t i, uint64_t v);
 void print_columns_help(const struct cli_colinfo *infos, size_t n);

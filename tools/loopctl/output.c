@@ -110,6 +110,20 @@ void set_bool(struct libscols_line *ln, size_t i, bool v)
 	set_cell(ln, i, "%d", v ? 1 : 0);
 }
 
+/*
+ * A DIO column (SCOLS_JSON_BOOLEAN_OPTIONAL): on, off or unknown in a
+ * table; true, false or null in JSON.
+ */
+void set_served(const struct output *o, struct libscols_line *ln, size_t i,
+		enum loopdev_served v)
+{
+	if (!o->json)
+		set_cell(ln, i, "%s", served_word(v));
+	else if (v != LOOPDEV_SERVED_UNKNOWN)
+		set_bool(ln, i, v == LOOPDEV_SERVED_ON);
+	/* else empty: null */
+}
+
 /* "1.5G" like lsblk, or bytes. */
 void set_size(const struct output *o, struct libscols_line *ln,
 	      size_t i, uint64_t v)

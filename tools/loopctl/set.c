@@ -87,6 +87,12 @@ int cmd_set(int argc, char **argv)
 		}
 		exit(LOOPCTL_EXIT_NO_DIO);
 	}
+	if (rc == -EMEDIUMTYPE) {
+		warnx("%s: direct I/O would be off only in name, nothing changed: %s",
+		      dev, served_reason(LOOPDEV_SERVED_INHERITS, false));
+		warnx("%s: %s", dev, served_remedy);
+		exit(LOOPCTL_EXIT_NO_DIO);
+	}
 	if (rc)
 		exit(report(dev, rc, "set"));
 	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_AUTO &&

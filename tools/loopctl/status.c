@@ -51,12 +51,13 @@ static const struct cli_colinfo status_cols[NR_STATUS_COLS] = {
 			      SCOLS_JSON_BOOLEAN, "autoclear flag set" },
 	[COL_PARTSCAN]	  = { "PARTSCAN", 1, SCOLS_FL_RIGHT,
 			      SCOLS_JSON_BOOLEAN, "partition scan flag set" },
-	[COL_DIO]	  = { "DIO", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
-			      "direct I/O in effect" },
+	[COL_DIO]	  = { "DIO", 3, SCOLS_FL_RIGHT,
+			      SCOLS_JSON_BOOLEAN_OPTIONAL,
+			      "direct I/O in effect: on, off, unknown (JSON: null)" },
 	[COL_DIO_REQ]	  = { "DIO-REQ", 4, 0, SCOLS_JSON_STRING,
 			      "direct I/O requested: on, auto, off (empty: unknown)" },
 	[COL_DIO_WHY]	  = { "DIO-WHY", 0.3, SCOLS_FL_TRUNC,
-			      SCOLS_JSON_STRING, "why direct I/O is off" },
+			      SCOLS_JSON_STRING, "why direct I/O is off or unknown" },
 	/* the loop/stat fields, in the kernel's order */
 #define STAT_COL(id, name, help) \
 	[COL_STAT + LOOPDEV_STAT_##id] = { name, 5, SCOLS_FL_RIGHT, \
@@ -122,6 +123,8 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	const struct loopdev_state *s = loopdev_get_state(lc);
 	struct loopdev_request req;
+	enum loopdev_served served;
+	enum loopdev_served_why served_why;
 	struct loopdev_dio d;
 	char why[512];
 	struct stat st;
@@ -132,8 +135,12 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 	if (!ln)
 		err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
 	loopdev_load_request(lc, &req);
+	served = loopdev_dio_served(lc, &served_why);
 	why[0] = '\0';
-	if (!s->dio) {
+	if (served == LOOPDEV_SERVED_UNKNOWN)
+		snprintf(why, sizeof(why), "%s",
+			 served_reason(served_why, true));
+	else if (!s->dio) {
 		if (loopdev_dio_for_state(lc, &d) == 0 &&
 		    !loopdev_dio_possible(&d))
 			short_reasons(&d, why, sizeof(why));
@@ -186,7 +193,7 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 			set_bool(ln, i, s->partscan);
 			break;
 		case COL_DIO:
-			set_bool(ln, i, s->dio);
+			set_served(o, ln, i, served);
 			break;
 		case COL_DIO_REQ:
 			if (req.known)

@@ -45,9 +45,36 @@ static void print_facts(const char *obj, const struct loopdev_dio *d)
 	else
 		printf("  block device:   none (the kernel checks no block size)\n");
 	printf("  sector size:    %u%s\n", d->sector_used,
-	       d->sector_size ? "" : " (what the kernel picks by default)");
+	       d->sector_size ? "" : " (what attach picks for direct I/O)");
 	printf("  offset:         %" PRIu64 "\n", d->offset);
 	(void)obj;
+}
+
+/*
+ * The first line for a bound device: direct I/O as the backing file is
+ * really served, what was asked for, and, when loop/dio says 0, on what
+ * grounds that is buffered I/O, or why it cannot be told.
+ */
+static enum loopdev_served print_served(const char *obj,
+					 struct loopdev_ctx *lc)
+{
+	const struct loopdev_state *s = loopdev_get_state(lc);
+	struct loopdev_request req;
+	enum loopdev_served_why why;
+	enum loopdev_served served;
+
+	loopdev_load_request(lc, &req);
+	served = loopdev_dio_served(lc, &why);
+	printf("%s: direct I/O is %s (requested: %s), backing file %s\n",
+	       obj, served_word(served),
+	       req.known ? dio_word(req.dio) : "unknown", s->back_file);
+	if (served == LOOPDEV_SERVED_UNKNOWN) {
+		printf("  loop/dio says 0, but %s\n", served_reason(why, false));
+		printf("  to be sure of buffered I/O: %s\n", served_remedy);
+	} else if (served == LOOPDEV_SERVED_OFF) {
+		printf("  buffered for sure: %s\n", served_reason(why, false));
+	}
+	return served;
 }
 
 int cmd_why(int argc, char **argv)
@@ -58,7 +85,7 @@ int cmd_why(int argc, char **argv)
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct loopdev_request req;
+	enum loopdev_served served = LOOPDEV_SERVED_UNKNOWN;
 	struct loopdev_ctx lc;
 	struct loopdev_dio d;
 	bool have_offset = false, have_sector = false, is_loop;
@@ -104,11 +131,7 @@ int cmd_why(int argc, char **argv)
 		if (!loopdev_get_state(&lc)->bound)
 			errx(LOOPCTL_EXIT_NOT_LOOP, "%s: not bound to a file",
 			     obj);
-		loopdev_load_request(&lc, &req);
-		printf("%s: direct I/O is %s (requested: %s), backing file %s\n",
-		       obj, loopdev_get_state(&lc)->dio ? "on" : "off",
-		       req.known ? dio_word(req.dio) : "unknown",
-		       loopdev_get_state(&lc)->back_file);
+		served = print_served(obj, &lc);
 		rc = loopdev_dio_for_state(&lc, &d);
 		if (rc) {
 			printf("  the backing file cannot be analysed: %s\n",
@@ -147,7 +170,7 @@ int cmd_why(int argc, char **argv)
 	}
 	print_facts(obj, &d);
 	if (loopdev_dio_possible(&d)) {
-		if (is_loop && !loopdev_get_state(&lc)->dio)
+		if (is_loop && served == LOOPDEV_SERVED_OFF)
 			printf("  direct I/O is off only because it was not asked for: loopctl set %s --direct-io=on\n",
 			       obj);
 		else if (!is_loop && d.best_sector &&
