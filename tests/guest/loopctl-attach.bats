@@ -34,7 +34,7 @@ load "${BATS_TEST_DIRNAME}/../helpers/loopctl-guest.bash"
 	lc_attach --direct-io=on "$IMG"
 	[[ $(attr loop/dio) == 1 ]] || fail "on: dio=$(attr loop/dio)"
 	[[ $(attr queue/logical_block_size) == 4096 ]] ||
-		fail "on: the kernel should match the disk's block size"
+		fail "on: loopctl should pass the disk's block size"
 	lc_attach --direct-io=auto "$IMG"
 	[[ $(attr loop/dio) == 1 ]] || fail "auto: dio=$(attr loop/dio)"
 	lc_attach --direct-io=off "$IMG"

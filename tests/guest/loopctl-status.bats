@@ -66,11 +66,11 @@ load "${BATS_TEST_DIRNAME}/../helpers/loopctl-guest.bash"
 	done
 	# --raw --noheadings --output
 	run -0 "$LOOPCTL" status --raw --noheadings -O NAME,DIO,LOG-SEC "${devs[0]}"
-	assert_output "${devs[0]} 1 4096"
+	assert_output "${devs[0]} on 4096"
 }
 
 @test "status --stats: the series' loop statistics, or empty columns" {
-	# The statistics of kernel/patches/0003-loop-add-per-device-I-O-statistics.patch
+	# The statistics of kernel/patches/0005-loop-add-per-device-I-O-statistics.patch
 	# ("loop: add per-device I/O statistics").
 	scratch_ext4 512
 	image "$SCRATCH_MNT"
