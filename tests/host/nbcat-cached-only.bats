@@ -162,7 +162,7 @@ ranges_complement() {
 	make_file_bytes "$F" "$s"
 	cache_layout "$F" $((2 * P)) $((a - 4 * P)) \
 		$((a + 2 * P)) $((b + 3 * P - a - 2 * P))
-	nbcat_json -b 64K --cached-only=skip -m "$D/missing" -t "$D/trace" "$F"
+	nbcat_json -b 64K --cached-only=skip -m "$D/missing" --trace "$D/trace" "$F"
 	# never a blocking read
 	expect_trace_wellformed "$D/trace" "$F"
 	[[ $(cut -f3 "$D/trace" | sort -u | grep -v -x -e hit -e partial -e miss) == "" ]] ||

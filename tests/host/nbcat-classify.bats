@@ -60,7 +60,7 @@ warm_file() {
 # cold_file SIZE: the whole file (at most one chunk) is one miss.
 cold_file() {
 	cache_layout "$F" || return 1
-	nbcat_json -b 64K -m "$D/missing" -t "$D/trace" "$F"
+	nbcat_json -b 64K -m "$D/missing" --trace "$D/trace" "$F"
 	expect_row "$F" chunks=1 hit_chunks=0 partial_chunks=0 miss_chunks=1 \
 		hit_bytes=0 partial_bytes=0 miss_bytes="$1" unsup_bytes=0 bytes="$1"
 }
@@ -132,7 +132,7 @@ warm_stdin() {
 G=''
 middle_layout() {
 	cache_layout "$F" $C $((G + 5 * P)) || return 1
-	nbcat_json -b 64K -m "$D/missing" -t "$D/trace" "$@" "$F"
+	nbcat_json -b 64K -m "$D/missing" --trace "$D/trace" "$@" "$F"
 	expect_row "$F" chunks=$((G / C + 2)) hit_chunks=$((G / C)) \
 		partial_chunks=1 miss_chunks=1 hit_bytes="$G" \
 		partial_bytes=$((5 * P)) miss_bytes=$((2 * C - 5 * P)) \

@@ -98,7 +98,7 @@ offered_options() {
 	assert_output other
 	run complete_line nbcat --missing data.t
 	assert_output data.txt
-	run complete_line nbcat -t ot
+	run complete_line nbcat --trace ot
 	assert_output other
 	run complete_line nbcat -b ''
 	assert_output ''

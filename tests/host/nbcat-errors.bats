@@ -28,7 +28,7 @@ C=$((64 * KiB))
 	expect_status 1
 	expect_output "$D/a"
 	assert_equal "$(<"$D/err")" "nbcat: '': No such file or directory"
-	nbcat_run -q -t "" "$D/a"
+	nbcat_run -q --trace "" "$D/a"
 	expect_status 1
 	assert_equal "$(<"$D/err")" "nbcat: --trace: '': No such file or directory"
 }

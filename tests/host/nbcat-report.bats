@@ -142,7 +142,7 @@ one_mib_4k() {
 	nbcat_run --raw -o TYPE,BYTES "$D/a" "$D/b"
 	expect_status 0
 	expect_lines "$D/err" "TYPE BYTES" "file 100B" "file 200B" "total 300B"
-	nbcat_run --raw -n -o FILE,BYTES,HIT_BYTES,MODE "$D/a"
+	nbcat_run --raw --noheadings -o FILE,BYTES,HIT_BYTES,MODE "$D/a"
 	expect_lines "$D/err" "$D/a 100B 100B nowait"
 	nbcat_run --noheadings -o BYTES "$D/a" "$D/b"
 	run -0 cat "$D/err"
@@ -158,13 +158,13 @@ people_and_bytes() {
 	cols=SIZE,BYTES,HIT_BYTES,MISS_BYTES,HIT_RATIO,CHUNK_HIT_RATIO
 	cols+=,NOWAIT_P50_NS,NOWAIT_MAX_NS,SECONDS,BPS,MISSING
 	cache_layout "$D/a" 0 "$s" || return 1
-	nbcat_run --raw -n -o "$cols" "$D/a"
+	nbcat_run --raw --noheadings -o "$cols" "$D/a"
 	expect_status 0 || return 1
 	run -0 cat "$D/err" || return 1
 	assert_output --regexp '^3\.5M 3\.5M 3\.5M 0B 100\.0% 100\.0% [0-9.]+(ns|us|ms) [0-9.]+(ns|us|ms|s) [0-9.]+(ns|us|ms|s) [0-9.]+[BKMGT]/s 0B$' ||
 		return 1
 	# --bytes: what JSON has, in the same order
-	nbcat_run --raw -n --bytes -o "$cols" "$D/a"
+	nbcat_run --raw --noheadings --bytes -o "$cols" "$D/a"
 	expect_status 0 || return 1
 	read -ra got <"$D/err"
 	assert_equal "${got[*]:0:6}" "$s $s $s 0 1.000000 1.000000" || return 1
@@ -210,7 +210,7 @@ people_and_bytes() {
 
 @test "--trace: one line per chunk, hit outcomes on a warm file" {
 	warm a $((2 * C + 1))
-	nbcat_run -q -b 64K -t "$D/trace" "$D/a"
+	nbcat_run -q -b 64K --trace "$D/trace" "$D/a"
 	expect_status 0
 	expect_trace_wellformed "$D/trace" "$D/a"
 	[[ $(cut -f1-3,5 "$D/trace") == \
@@ -220,7 +220,7 @@ people_and_bytes() {
 
 @test "--trace with strategy blocking: contiguous blocking reads" {
 	warm a $((3 * C + 10))
-	nbcat_run -q -s blocking -b 64K -t "$D/trace" "$D/a"
+	nbcat_run -q -s blocking -b 64K --trace "$D/trace" "$D/a"
 	expect_status 0
 	expect_trace_wellformed "$D/trace" "$D/a"
 	[[ $(awk -F'\t' '$3 != "blocking"' "$D/trace") == "" ]]
@@ -247,7 +247,7 @@ people_and_bytes() {
 	f=$D/$name
 	make_file_bytes "$f" $((1 * MiB))
 	"$PAGECACHE" evict "$f"
-	nbcat_run -q -b 64K -t "$D/trace" -m "$D/missing" "$f"
+	nbcat_run -q -b 64K --trace "$D/trace" -m "$D/missing" "$f"
 	expect_status 0
 	expect_output "$f"
 	# one record a line, the path as its last (trace) or first field

@@ -37,11 +37,11 @@ expect_untouched() {
 	expect_status 1
 	expect_untouched "$D/victim"
 	# shellcheck disable=SC2094 # reading and naming it is the point
-	nbcat_run -q -t "$D/victim" <"$D/victim"
+	nbcat_run -q --trace "$D/victim" <"$D/victim"
 	expect_status 1
 	expect_untouched "$D/victim"
 	# shellcheck disable=SC2094 # same
-	nbcat_run -q -t "$D/victim" - <"$D/victim"
+	nbcat_run -q --trace "$D/victim" - <"$D/victim"
 	expect_status 1
 	expect_untouched "$D/victim"
 }
@@ -61,7 +61,7 @@ expect_untouched() {
 @test "two side files that are the same file: refused, exit 1" {
 	make_file_bytes "$D/a" 100
 	printf 'keep me\n' >"$D/side"
-	nbcat_run -m "$D/side" -t "$D/side" "$D/a"
+	nbcat_run -m "$D/side" --trace "$D/side" "$D/a"
 	expect_status 1
 	expect_lines "$D/err" "nbcat: --trace: $D/side: is the --missing file; refusing to overwrite it"
 }
@@ -69,13 +69,13 @@ expect_untouched() {
 @test "side files that are not inputs: still created and truncated" {
 	make_file_bytes "$D/a" 100
 	printf 'old line\n' >"$D/trace"
-	nbcat_run -q -t "$D/trace" "$D/a"
+	nbcat_run -q --trace "$D/trace" "$D/a"
 	expect_status 0
 	expect_output "$D/a"
 	expect_trace_wellformed "$D/trace" "$D/a"
 	# /dev/null as a side file and as stdout: not a regular file, fine
 	nbcat_status=0
-	"$NBCAT" -q -t /dev/null -m /dev/null "$D/a" >/dev/null 2>"$D/err" ||
+	"$NBCAT" -q --trace /dev/null -m /dev/null "$D/a" >/dev/null 2>"$D/err" ||
 		nbcat_status=$?
 	expect_status 0
 	expect_lines "$D/err"

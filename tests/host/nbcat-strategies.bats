@@ -174,7 +174,7 @@ big_tail_cold() {
 	assert_output "$S"
 
 	# blocking reads: offsets in the trace go past 2^32
-	NBCAT_OUT=/dev/null nbcat_run -q -s blocking -b 64M -w 4 -t "$D/trace" "$BIG"
+	NBCAT_OUT=/dev/null nbcat_run -q -s blocking -b 64M -w 4 --trace "$D/trace" "$BIG"
 	expect_status 0
 	last=$(awk -F'\t' '$2 > 0' "$D/trace" | tail -n1 | cut -f1,2)
 	assert_equal "$last" "$((4 * GiB))"$'\t'"$((MiB + 3))"

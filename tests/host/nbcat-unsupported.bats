@@ -86,7 +86,7 @@ mixed_warm() {
 @test "tmpfs file: --trace says unsupported, one line per chunk" {
 	shm_dir
 	make_file_bytes "$SHM/f" $((2 * C + 1))
-	nbcat_run -q -b 64K -t "$D/trace" "$SHM/f"
+	nbcat_run -q -b 64K --trace "$D/trace" "$SHM/f"
 	expect_status 0
 	expect_trace_wellformed "$D/trace" "$SHM/f"
 	[[ $(trace_lines "$D/trace" unsupported) == "0 $C"$'\n'"$C $C"$'\n'"$((2 * C)) 1" ]] ||
@@ -126,7 +126,7 @@ mixed_warm() {
 	make_file_bytes "$D/a" "$s"
 	mkfifo "$D/fifo"
 	cat "$D/a" >"$D/fifo" 3>&- &
-	nbcat_json -b 64K -t "$D/trace" - "$D/fifo" < <(cat "$D/a")
+	nbcat_json -b 64K --trace "$D/trace" - "$D/fifo" < <(cat "$D/a")
 	wait
 	expect_status 0
 	expect_output "$D/a" "$D/a"

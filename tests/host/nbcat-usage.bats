@@ -27,9 +27,10 @@ OPTIONS=(
 	'-o, --output <list>'
 	'--raw'
 	'--bytes'
-	'-n, --noheadings'
-	'-t, --trace <file>'
+	'--noheadings'
+	'--trace <file>'
 	'-p, --progress'
+	'-u'
 	'-h, --help'
 	'-V, --version'
 )
@@ -100,13 +101,73 @@ help_options() {
 	text=$(mandoc -T ascii -O width=1000 "$man" | col -bx | tr -s ' \t\n' ' ')
 	while IFS=$'\t' read -r spec desc; do
 		n=$((n + 1))
-		long=$(grep -o -- '--[a-z-]*' <<<"$spec")
+		long=$(grep -o -- '--[a-z-]*' <<<"$spec") || long=${spec%% *}
 		[[ $text == *"$long"* ]] || fail "man page lacks $long"
 		desc=$(tr -s ' ' <<<"$desc")
 		[[ $text == *"$desc"* ]] ||
 			fail "man page lacks the --help text of $long: '$desc'"
 	done < <(help_options)
 	((n == ${#OPTIONS[@]})) || fail "--help has $n option lines, want ${#OPTIONS[@]}"
+}
+
+# GNU cat's short options that change the data (issue 36): refused with
+# what cat means by them, before any file is opened, so none is written.
+CAT_OPTIONS=(
+	"-A:-A is cat's 'show all', which nbcat does not do"
+	"-e:-e is cat's 'show ends and nonprinting', which nbcat does not do"
+	"-E:-E is cat's 'show ends', which nbcat does not do"
+	"-n:-n is cat's 'number lines', which nbcat does not do; use --noheadings for a report without headings"
+	"-t:-t is cat's 'show tabs', which nbcat does not do; use --trace FILE for the chunk trace"
+	"-T:-T is cat's 'show tabs', which nbcat does not do; use --trace FILE for the chunk trace"
+	"-v:-v is cat's 'show nonprinting', which nbcat does not do"
+)
+
+@test "cat's -t, -n, -A, -e, -E, -T, -v: refused, the file untouched, exit 1" {
+	local o opt msg
+	printf 'a\tb\n' >"$D/notes.txt"
+	cp "$D/notes.txt" "$D/notes.orig"
+	for o in "${CAT_OPTIONS[@]}"; do
+		opt=${o%%:*} msg=${o#*:}
+		run --separate-stderr -1 "$NBCAT" "$opt" "$D/notes.txt"
+		assert_output ""
+		assert_equal "$stderr" "nbcat: $msg
+Try 'nbcat --help' for more information."
+		cmp "$D/notes.txt" "$D/notes.orig" || fail "$opt: notes.txt changed"
+	done
+	# also inside a group, and before -q
+	run --separate-stderr -1 "$NBCAT" -qt "$D/notes.txt"
+	cmp "$D/notes.txt" "$D/notes.orig" || fail "-qt: notes.txt changed"
+	# the long options still work
+	nbcat_run --noheadings --trace "$D/trace" "$D/notes.txt"
+	expect_status 0
+	expect_output "$D/notes.txt"
+	[[ -s $D/trace ]] || fail "--trace wrote nothing"
+}
+
+@test "cat's -u: ignored, as by cat; -s and -b with a file: the error names cat's meaning" {
+	expect_valid -u
+	run --separate-stderr -1 "$NBCAT" -s "$F"
+	assert_output ""
+	assert_equal "$stderr" "nbcat: invalid strategy: '$F': must be nowait, blocking or pool; -s is --strategy, not cat's 'squeeze blank lines'"
+	run --separate-stderr -1 "$NBCAT" -b "$F"
+	assert_equal "$stderr" "nbcat: invalid chunk size: '$F': must be a multiple of 512 between 4K and 64M; -b is --chunk-size, not cat's 'number nonblank lines'"
+	# the long forms do not mention cat
+	run --separate-stderr -1 "$NBCAT" --strategy=x "$F"
+	assert_equal "$stderr" "nbcat: invalid strategy: 'x': must be nowait, blocking or pool"
+}
+
+@test "getopt's errors name the program, not the path it was run by" {
+	cd "$NBIO_BUILDDIR"
+	[[ -x ./nbcat ]] || skip "nbcat is not in the build directory"
+	run --separate-stderr -1 ./nbcat --bogus "$F"
+	assert_equal "$stderr" "nbcat: unrecognized option '--bogus'
+Try 'nbcat --help' for more information."
+	run --separate-stderr -1 ./nbcat -Z "$F"
+	assert_equal "$stderr" "nbcat: invalid option -- 'Z'
+Try 'nbcat --help' for more information."
+	run --separate-stderr -1 ./nbcat --trace
+	assert_equal "$stderr" "nbcat: option '--trace' requires an argument
+Try 'nbcat --help' for more information."
 }
 
 @test "unknown options: 'Try' line, exit 1, nothing on stdout" {
@@ -143,6 +204,36 @@ expect_valid() {
 		expect_invalid "chunk size" "$v" -b "$v"
 		expect_invalid "chunk size" "$v" --chunk-size="$v"
 	done
+	# the error states the rule (issue 36)
+	run --separate-stderr -1 "$NBCAT" --chunk-size 1 "$F"
+	assert_equal "$stderr" "nbcat: invalid chunk size: '1': must be a multiple of 512 between 4K and 64M"
+}
+
+@test "jobs and window: the error states the range" {
+	run --separate-stderr -1 "$NBCAT" -j 0 "$F"
+	assert_equal "$stderr" "nbcat: invalid number of jobs: '0': must be between 1 and 256"
+	run --separate-stderr -1 "$NBCAT" -w 1025 "$F"
+	assert_equal "$stderr" "nbcat: invalid window size: '1025': must be between 1 and 1024"
+}
+
+@test "window x chunk size above 256M: refused with the rule; a default window shrinks" {
+	# -s pool -w 1024 -b 64M reached 3.1 GiB of RSS before (issue 35)
+	run --separate-stderr -1 "$NBCAT" -s pool -w 1024 -b 64M "$F"
+	assert_output ""
+	assert_equal "$stderr" "nbcat: --window 1024 with --chunk-size 64M: window x chunk size must be at most 256M (here at most 4 chunks)
+Try 'nbcat --help' for more information."
+	run --separate-stderr -1 "$NBCAT" -w 5 --chunk-size 64M "$F"
+	[[ $stderr == *"must be at most 256M"* ]] || fail "-w 5 -b 64M: $stderr"
+	# at the cap: accepted; no -w: the window shrinks to 4, no error
+	expect_valid -w 4 -b 64M
+	expect_valid -b 64M
+	expect_valid -w 1024 -b 256K
+	# bounded in fact: -s pool -b 32M on a 512M file within 400M of data
+	# segment (the window's buffers are private writable mappings); the
+	# default window of 16 would take 512M of buffers
+	truncate -s 512M "$D/sparse"
+	run -0 bash -c 'prlimit --data=$((400 * 1024 * 1024)) "$1" -q -s pool \
+		-b 32M "$2" >/dev/null' _ "$NBCAT" "$D/sparse"
 }
 
 @test "chunk size: the limits and suffixes are accepted" {
@@ -203,7 +294,18 @@ expect_valid() {
 		# shellcheck disable=SC2086 # word splitting wanted
 		run --separate-stderr -1 "$NBCAT" $args "$F"
 		assert_output ""
-		[[ $stderr == "nbcat: "* ]] || fail "$args: stderr: $stderr"
+		assert_equal "$stderr" "nbcat: --prefetch and --cached-only are mutually exclusive
+Try 'nbcat --help' for more information."
+	done
+}
+
+@test "--cached-only and the blocking or pool strategy: the same shape of error" {
+	local s
+	for s in blocking pool; do
+		run --separate-stderr -1 "$NBCAT" --cached-only -s "$s" "$F"
+		assert_output ""
+		assert_equal "$stderr" "nbcat: --cached-only and --strategy=$s are mutually exclusive
+Try 'nbcat --help' for more information."
 	done
 }
 

@@ -9,6 +9,7 @@
 #ifndef NBIO_CLIUTILS_H
 #define NBIO_CLIUTILS_H
 
+#include <locale.h>	/* setlocale() at the start of each tool */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>

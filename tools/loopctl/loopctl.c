@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 	char *cmd_argv0;
 	size_t i;
 
+	setlocale(LC_ALL, "");
 	/* before anything is opened: no file may become fd 0, 1 or 2 */
 	if (cli_sanitize_fds())
 		return LOOPCTL_EXIT_FAILURE;	/* nowhere to say it */

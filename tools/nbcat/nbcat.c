@@ -36,9 +36,10 @@ static void __attribute__((__noreturn__)) usage(void)
 	fputs(" -o, --output <list>        report columns to print\n", out);
 	fputs("     --raw                  print the report in raw format\n", out);
 	fputs("     --bytes                print exact numbers (bytes, ns, ratios)\n", out);
-	fputs(" -n, --noheadings           do not print report headings\n", out);
-	fputs(" -t, --trace <file>         write one line per chunk to <file>\n", out);
+	fputs("     --noheadings           do not print report headings\n", out);
+	fputs("     --trace <file>         write one line per chunk to <file>\n", out);
 	fputs(" -p, --progress             show progress on standard error\n", out);
+	fputs(" -u                         (ignored, as by cat)\n", out);
 	fputs(" -h, --help                 " USAGE_HELP, out);
 	fputs(" -V, --version              " USAGE_VERSION, out);
 
@@ -55,19 +56,95 @@ static void __attribute__((__noreturn__)) try_help(void)
 	cli_errtryhelp(NULL, NBCAT_EXIT_FAILURE);
 }
 
-static uint64_t parse_num(const char *arg, const char *what, bool size,
-			  uint64_t min, uint64_t max)
+/* Bad usage (a combination, an option nbcat lacks): the reason, "Try". */
+static void __attribute__((__noreturn__, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarnx(fmt, ap);
+	va_end(ap);
+	try_help();
+}
+
+/*
+ * GNU cat's short options (-A -b -e -E -n -s -t -T -u -v) that nbcat
+ * does not do. A cat user who types one must get an error, never a file
+ * written or an output silently different: -t was --trace and emptied
+ * the file named after it. -u is accepted and ignored, as by cat; -s and
+ * -b keep their argument (nbcat's --strategy and --chunk-size), so a
+ * file name after them is an invalid value, whose error names cat's
+ * meaning too.
+ */
+static const struct cat_option {
+	int c;
+	const char *meaning;	/* in GNU cat */
+	const char *instead;	/* nbcat's nearest option, or NULL */
+} cat_options[] = {
+	{ 'A', "show all", NULL },
+	{ 'e', "show ends and nonprinting", NULL },
+	{ 'E', "show ends", NULL },
+	{ 'n', "number lines", "--noheadings for a report without headings" },
+	{ 't', "show tabs", "--trace FILE for the chunk trace" },
+	{ 'T', "show tabs", "--trace FILE for the chunk trace" },
+	{ 'v', "show nonprinting", NULL },
+};
+
+static void __attribute__((__noreturn__)) cat_option_error(int c)
+{
+	const struct cat_option *o = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cat_options); i++)
+		if (cat_options[i].c == c)
+			o = &cat_options[i];
+	if (o && o->instead)
+		usage_error("-%c is cat's '%s', which nbcat does not do; use %s",
+			    c, o->meaning, o->instead);
+	usage_error("-%c is cat's '%s', which nbcat does not do", c,
+		    o ? o->meaning : "?");
+}
+
+/* "; -b is --chunk-size, not cat's ..." after a bad value of -b or -s */
+static const char *cat_hint(int c)
+{
+	switch (c) {
+	case 'b':
+		return "; -b is --chunk-size, not cat's 'number nonblank lines'";
+	case 's':
+		return "; -s is --strategy, not cat's 'squeeze blank lines'";
+	default:
+		return "";
+	}
+}
+
+/* A number of @what in [@min, @max]; else exit, stating the rule. */
+static uint64_t parse_num(const char *arg, const char *what, uint64_t min,
+			  uint64_t max)
 {
 	uint64_t v;
-	int rc;
 
-	rc = size ? strtosize(arg, &v) : strtou64_strict(arg, &v);
-	if (rc || v < min || v > max)
-		errx(NBCAT_EXIT_FAILURE, "invalid %s: '%s'", what, arg);
+	if (strtou64_strict(arg, &v) || v < min || v > max)
+		errx(NBCAT_EXIT_FAILURE,
+		     "invalid %s: '%s': must be between %" PRIu64 " and %" PRIu64,
+		     what, arg, min, max);
 	return v;
 }
 
-static enum strategy parse_strategy(const char *arg)
+static size_t parse_chunk(const char *arg, int c)
+{
+	uint64_t v;
+
+	if (strtosize(arg, &v) || v < MIN_CHUNK || v > MAX_CHUNK ||
+	    v % CHUNK_ALIGN)
+		errx(NBCAT_EXIT_FAILURE,
+		     "invalid chunk size: '%s': must be a multiple of %d between 4K and 64M%s",
+		     arg, CHUNK_ALIGN, cat_hint(c));
+	return (size_t)v;
+}
+
+static enum strategy parse_strategy(const char *arg, int c)
 {
 	if (!strcmp(arg, "nowait"))
 		return STRATEGY_NOWAIT;
@@ -75,7 +152,9 @@ static enum strategy parse_strategy(const char *arg)
 		return STRATEGY_BLOCKING;
 	if (!strcmp(arg, "pool"))
 		return STRATEGY_POOL;
-	errx(NBCAT_EXIT_FAILURE, "invalid strategy: '%s'", arg);
+	errx(NBCAT_EXIT_FAILURE,
+	     "invalid strategy: '%s': must be nowait, blocking or pool%s",
+	     arg, cat_hint(c));
 }
 
 /* --cached-only[=MODE]; also -c=MODE, which getopt hands over as "=MODE" */
@@ -87,7 +166,29 @@ static enum cached_only parse_cached_only(const char *arg)
 		return CACHED_ONLY_STOP;
 	if (!strcmp(arg, "skip"))
 		return CACHED_ONLY_SKIP;
-	errx(NBCAT_EXIT_FAILURE, "invalid cached-only mode: '%s'", arg);
+	errx(NBCAT_EXIT_FAILURE,
+	     "invalid cached-only mode: '%s': must be stop or skip", arg);
+}
+
+/*
+ * The reorder window holds up to window x chunk size bytes (each slot a
+ * chunk buffer): at most MAX_BUFFERED. A default window shrinks to fit
+ * a large chunk size; a window asked for that does not fit is refused.
+ */
+static void check_buffered(struct nbcat *nb, bool window_set)
+{
+	char chunk[HUMAN_LEN], cap[HUMAN_LEN];
+
+	if ((uint64_t)nb->window * nb->chunk <= MAX_BUFFERED)
+		return;
+	if (!window_set) {
+		nb->window = (unsigned int)(MAX_BUFFERED / nb->chunk);
+		return;
+	}
+	size_to_human(chunk, nb->chunk);
+	size_to_human(cap, MAX_BUFFERED);
+	usage_error("--window %u with --chunk-size %s: window x chunk size must be at most %s (here at most %" PRIu64 " chunks)",
+		    nb->window, chunk, cap, MAX_BUFFERED / nb->chunk);
 }
 
 /* Options into @nb and @a; bad usage exits. Returns optind. */
@@ -98,11 +199,15 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 		OPT_PREFETCH = CHAR_MAX + 1,
 		OPT_RAW,
 		OPT_BYTES,
+		OPT_NOHEADINGS,
+		OPT_TRACE,
+		OPT_STRATEGY,
+		OPT_CHUNK_SIZE,
 	};
 	static const struct option longopts[] = {
-		{ "strategy",	 required_argument, NULL, 's' },
+		{ "strategy",	 required_argument, NULL, OPT_STRATEGY },
 		{ "jobs",	 required_argument, NULL, 'j' },
-		{ "chunk-size",	 required_argument, NULL, 'b' },
+		{ "chunk-size",	 required_argument, NULL, OPT_CHUNK_SIZE },
 		{ "window",	 required_argument, NULL, 'w' },
 		{ "cached-only", optional_argument, NULL, 'c' },
 		{ "missing",	 required_argument, NULL, 'm' },
@@ -113,13 +218,14 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 		{ "output",	 required_argument, NULL, 'o' },
 		{ "raw",	 no_argument,	    NULL, OPT_RAW },
 		{ "bytes",	 no_argument,	    NULL, OPT_BYTES },
-		{ "noheadings",	 no_argument,	    NULL, 'n' },
-		{ "trace",	 required_argument, NULL, 't' },
+		{ "noheadings",	 no_argument,	    NULL, OPT_NOHEADINGS },
+		{ "trace",	 required_argument, NULL, OPT_TRACE },
 		{ "progress",	 no_argument,	    NULL, 'p' },
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ "version",	 no_argument,	    NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	bool window_set = false;
 	int c;
 
 	nb->strategy = STRATEGY_NOWAIT;
@@ -127,26 +233,27 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 	nb->window = DEFAULT_WINDOW;
 	nb->chunk = DEFAULT_CHUNK;
 
-	while ((c = getopt_long(argc, argv, "s:j:b:w:c::m:qJr:o:nt:phV",
+	/* getopt's own messages name argv[0]: "nbcat", not "./nbcat" */
+	argv[0] = program_invocation_short_name;
+	while ((c = getopt_long(argc, argv, "s:j:b:w:c::m:qJr:o:phVuAeEntTv",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			nb->strategy = parse_strategy(optarg);
+		case OPT_STRATEGY:
+			nb->strategy = parse_strategy(optarg, c);
 			break;
 		case 'j':
 			nb->jobs = (unsigned int)parse_num(optarg,
-					"number of jobs", false, 1, MAX_JOBS);
+					"number of jobs", 1, MAX_JOBS);
 			break;
 		case 'b':
-			nb->chunk = (size_t)parse_num(optarg, "chunk size",
-					true, MIN_CHUNK, MAX_CHUNK);
-			if (nb->chunk % 512)
-				errx(NBCAT_EXIT_FAILURE,
-				     "invalid chunk size: '%s'", optarg);
+		case OPT_CHUNK_SIZE:
+			nb->chunk = parse_chunk(optarg, c);
 			break;
 		case 'w':
 			nb->window = (unsigned int)parse_num(optarg,
-					"window size", false, 1, MAX_WINDOW);
+					"window size", 1, MAX_WINDOW);
+			window_set = true;
 			break;
 		case 'c':
 			nb->cached_only = parse_cached_only(optarg);
@@ -175,15 +282,20 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 		case OPT_BYTES:
 			nb->bytes = true;
 			break;
-		case 'n':
+		case OPT_NOHEADINGS:
 			nb->noheadings = true;
 			break;
-		case 't':
+		case OPT_TRACE:
 			a->trace = optarg;
 			break;
 		case 'p':
 			nb->progress = true;
 			break;
+		case 'u':
+			break;	/* cat's "unbuffered": nbcat writes at once */
+		case 'A': case 'e': case 'E': case 'n': case 't': case 'T':
+		case 'v':
+			cat_option_error(c);
 		case 'h':
 			usage();
 		case 'V':
@@ -193,16 +305,14 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 		}
 	}
 
-	if (nb->json && nb->raw) {
-		warnx("--json and --raw are mutually exclusive");
-		try_help();
-	}
+	if (nb->json && nb->raw)
+		usage_error("--json and --raw are mutually exclusive");
 	if (nb->prefetch && nb->cached_only)
-		errx(NBCAT_EXIT_FAILURE,
-		     "--prefetch and --cached-only are mutually exclusive");
+		usage_error("--prefetch and --cached-only are mutually exclusive");
 	if (nb->cached_only && nb->strategy != STRATEGY_NOWAIT)
-		errx(NBCAT_EXIT_FAILURE,
-		     "--cached-only works only with --strategy=nowait");
+		usage_error("--cached-only and --strategy=%s are mutually exclusive",
+			    nb->strategy == STRATEGY_POOL ? "pool" : "blocking");
+	check_buffered(nb, window_set);
 
 	return optind;
 }
@@ -236,6 +346,7 @@ int main(int argc, char **argv)
 	struct nbcat_args a = { 0 };
 	int first, i;
 
+	setlocale(LC_ALL, "");	/* file names in the table, as lsblk */
 	/* before anything is opened: no file may become fd 0, 1 or 2 */
 	if (cli_sanitize_fds())
 		return NBCAT_EXIT_FAILURE;	/* nowhere to say it */

@@ -44,6 +44,9 @@ enum {
 #define DEFAULT_CHUNK	(256 * 1024)
 #define MIN_CHUNK	(4 * 1024)
 #define MAX_CHUNK	(64 * 1024 * 1024)
+#define CHUNK_ALIGN	512
+/* most bytes the reorder window may hold: window x chunk size */
+#define MAX_BUFFERED	((uint64_t)256 * 1024 * 1024)
 #define DEFAULT_JOBS	4
 #define MAX_JOBS	256
 #define DEFAULT_WINDOW	16
