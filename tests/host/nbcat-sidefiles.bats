@@ -58,6 +58,32 @@ expect_untouched() {
 	expect_lines "$D/err" "nbcat: --report: $D/o.txt: is standard output; refusing to overwrite it"
 }
 
+@test "a side file that is standard error: refused, the warnings kept, exit 1" {
+	# nbcat -r log.txt nonexist small 2>>log.txt: the report overwrote
+	# the "No such file" warning (issue 36)
+	make_file_bytes "$D/small" 100
+	printf 'earlier line\n' >"$D/log.txt"
+	local opt
+	for opt in --report --missing --trace; do
+		cp "$D/log.txt" "$D/log.txt.orig"
+		nbcat_status=0
+		# shellcheck disable=SC2094 # naming it twice is the point
+		"$NBCAT" "$opt" "$D/log.txt" "$D/nonexist" "$D/small" \
+			>"$D/out" 2>>"$D/log.txt" || nbcat_status=$?
+		expect_status 1
+		expect_lines "$D/out"
+		expect_lines "$D/log.txt" "earlier line" \
+			"nbcat: $opt: $D/log.txt: is standard error; refusing to overwrite it"
+		printf 'earlier line\n' >"$D/log.txt"
+	done
+	# stderr and stdout the same file: still refused, as standard output
+	nbcat_status=0
+	# shellcheck disable=SC2094 # same
+	"$NBCAT" -r "$D/o" "$D/small" >"$D/o" 2>&1 || nbcat_status=$?
+	expect_status 1
+	expect_lines "$D/o" "nbcat: --report: $D/o: is standard output; refusing to overwrite it"
+}
+
 @test "two side files that are the same file: refused, exit 1" {
 	make_file_bytes "$D/a" 100
 	printf 'keep me\n' >"$D/side"

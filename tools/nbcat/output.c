@@ -105,7 +105,9 @@ static void grow_pipe(int fd, size_t want)
 
 /*
  * The files a side file (--missing, --trace, --report) must not be:
- * standard output, the inputs, and the side files opened before it.
+ * standard output, standard error (its warnings would be overwritten by
+ * the side file, or the report by them), the inputs, and the side files
+ * opened before it.
  */
 struct guard {
 	struct cli_file_id *ids;
@@ -286,7 +288,7 @@ char *xstrdup_printf(const char *fmt, ...)
 
 /*
  * Open the side files (--missing, --trace, --report): never one of the
- * inputs (argv from @first on, or stdin), stdout, or each other.
+ * inputs (argv from @first on, or stdin), stdout, stderr, or each other.
  */
 void open_side_files(struct nbcat *nb, const struct nbcat_args *a,
 		     int first, int argc, char **argv)
@@ -294,11 +296,13 @@ void open_side_files(struct nbcat *nb, const struct nbcat_args *a,
 	struct guard guard = { 0 };
 	int i;
 
-	guard.ids = calloc((size_t)(argc - first) + 4, sizeof(*guard.ids));
-	guard.what = calloc((size_t)(argc - first) + 4, sizeof(*guard.what));
+	/* the inputs, stdin, stdout, stderr, three side files */
+	guard.ids = calloc((size_t)(argc - first) + 6, sizeof(*guard.ids));
+	guard.what = calloc((size_t)(argc - first) + 6, sizeof(*guard.what));
 	if (!guard.ids || !guard.what)
 		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
 	guard_add_fd(&guard, STDOUT_FILENO, "standard output");
+	guard_add_fd(&guard, STDERR_FILENO, "standard error");
 	if (first == argc)
 		guard_add_fd(&guard, STDIN_FILENO, "an input file");
 	for (i = first; i < argc; i++) {
