@@ -187,12 +187,20 @@ people_and_bytes() {
 	retry_warm people_and_bytes "$s"
 }
 
-@test "--json --output: only the chosen keys" {
+@test "--json --output: the chosen keys, and every row its type" {
 	warm a 100
 	nbcat_json -o FILE,BYTES "$D/a"
 	expect_status 0
 	run -0 jq -c '[.nbcat[] | keys]' "$D/report.json"
-	assert_output '[["bytes","file"],["bytes","file"]]'
+	assert_output '[["bytes","file","type"],["bytes","file","type"]]'
+	# the man page's example finds the total row (issue 36 F)
+	run -0 jq -c '.nbcat[] | select(.type == "total") | .bytes' \
+		"$D/report.json"
+	assert_output 100
+	# TYPE asked for: once, where asked
+	nbcat_json -o TYPE,BYTES "$D/a"
+	run -0 jq -c '[.nbcat[] | keys_unsorted]' "$D/report.json"
+	assert_output '[["type","bytes"],["type","bytes"]]'
 }
 
 @test "--report FILE: the report goes there, stderr stays empty" {

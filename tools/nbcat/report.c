@@ -353,8 +353,9 @@ static void parse_columns(struct nbcat *nb, const char *list)
 	const char *bad = NULL;
 	int badlen = 0;
 
+	/* room for TYPE, which set_columns() may add */
 	switch (cli_parse_columns(list, report_columns, NR_COLS, nb->columns,
-				  &nb->ncolumns, ARRAY_SIZE(nb->columns),
+				  &nb->ncolumns, ARRAY_SIZE(nb->columns) - 1,
 				  &bad, &badlen)) {
 	case 0:
 		return;
@@ -366,6 +367,17 @@ static void parse_columns(struct nbcat *nb, const char *list)
 	default:
 		errx(NBCAT_EXIT_FAILURE, "no columns: '%s'", list);
 	}
+}
+
+/* @x is one of @v[0..@n) */
+static bool has_column(const int *v, size_t n, int x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
 }
 
 /* The report's columns: the defaults, or every one for JSON, or -o. */
@@ -385,4 +397,7 @@ void set_columns(struct nbcat *nb, const char *list)
 		if (list)
 			parse_columns(nb, list);
 	}
+	/* JSON rows always say what they are: select(.type == "total") */
+	if (nb->json && !has_column(nb->columns, nb->ncolumns, COL_TYPE))
+		nb->columns[nb->ncolumns++] = COL_TYPE;
 }
