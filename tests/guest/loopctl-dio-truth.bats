@@ -98,6 +98,9 @@ dio_column() {
 		run -0 "$LOOPCTL" status -J "$LOOPDEV"
 		[[ $(jq '.loopdevices[0].dio' <<<"$output") == false ]] ||
 			fail "$output"
+		# requested: unknown, even when the device and the inode
+		# number are those of an earlier test's loopctl attach (a
+		# fresh ext4): the record's diskseq is another binding's
 		run -0 "$LOOPCTL" why "$LOOPDEV"
 		assert_line --index 0 "$LOOPDEV: direct I/O is off (requested: unknown), backing file $IMG"
 		read_through

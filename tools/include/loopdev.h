@@ -162,7 +162,8 @@ struct loopdev_state {
  *   diskseq=N		/sys/block/loopN/diskseq (5.15) when written: it
  *			changes with every bind (LOOP_CONFIGURE,
  *			LOOP_SET_FD, LOOP_CHANGE_FD, LOOP_CLR_FD), so a new
- *			binding of the same file does not inherit the record
+ *			binding of the same file (or of a new file with the
+ *			same inode number) does not inherit the record
  *   odirect=0		loopctl attach bound it with a backing descriptor
  *			without O_DIRECT; written by attach, carried over
  *			by set for the same binding; absent: unknown
@@ -576,8 +577,8 @@ int loopdev_cache(struct loopdev_ctx *lc, struct loopdev_cache *c);
  * the backing inode so a stale record is ignored (the format is at
  * struct loopdev_request). Save writes odirect=0 after this context's
  * loopdev_attach(), and keeps it from a matching record otherwise. Both
- * return 0 or -errno; load sets req->known only for a matching record,
- * req->plain only when its diskseq matches too.
+ * return 0 or -errno; load sets req->known only for a matching record
+ * (the same file, and the same diskseq when one was recorded).
  */
 int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio);
 int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req);

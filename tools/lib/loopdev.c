@@ -1627,20 +1627,21 @@ int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req)
 	if (loopdev_backing_id(lc, &dev, &ino) || dev != makedev(ma, mi) ||
 	    (uint64_t)ino != ino_rec)
 		return 0;
-	for (i = LOOPDEV_DIO_OFF; i < ARRAY_SIZE(dio_words); i++)
-		if (!strcmp(word, dio_words[i])) {
-			req->known = true;
-			req->dio = (enum loopdev_dio_mode)i;
-		}
 	/*
-	 * odirect=0 speaks of one binding: the same file bound again (by
-	 * anyone) has another diskseq. Without diskseq (before 5.15) the
-	 * file's identity is all there is.
+	 * So is one of another binding: the same file (or a new file with
+	 * the same inode number) bound again, by anyone, has another
+	 * diskseq. Without diskseq (before 5.15) the file's identity is all
+	 * there is.
 	 */
 	p = strstr(buf, "diskseq=");
 	if (p && (sscanf(p, "diskseq=%" SCNu64, &seq_rec) != 1 ||
 		  read_diskseq(lc, &seq) || seq != seq_rec))
 		return 0;
+	for (i = LOOPDEV_DIO_OFF; i < ARRAY_SIZE(dio_words); i++)
+		if (!strcmp(word, dio_words[i])) {
+			req->known = true;
+			req->dio = (enum loopdev_dio_mode)i;
+		}
 	req->plain = req->known && strstr(buf, "\nodirect=0") != NULL;
 	return 0;
 }
