@@ -252,3 +252,23 @@ keeps_cache() {
 	expect_status 2
 	expect_lines "$D/out"
 }
+
+# one_page_layout: $F (20 MiB) cached but for one page at 10 MiB; the
+# table shows it as it is.
+one_page_layout() {
+	local m=$((10 * MiB))
+	cache_layout "$F" 0 "$m" $((m + P)) $((m - P)) || return 1
+	nbcat_run --cached-only=skip -b 64K --raw \
+		-o BYTES,PARTIAL_CHUNKS,MISS_CHUNKS,HIT_RATIO,MISSING "$F"
+	expect_status 2 || return 1
+	check_cache "$LAYOUT_PAGES" "$(resident_pages "$F")" || return
+	expect_lines "$D/err" "BYTES PARTIAL_CHUNKS MISS_CHUNKS HIT_RATIO MISSING" \
+		"20M 1 0 99.9% 4K"
+}
+
+@test "skip, one page of 20 MiB missing: HIT_RATIO 99.9%, never 100%; a partial chunk" {
+	# printed "HIT_RATIO 100.0%" with MISSING 4K (issue 36); the chunk
+	# with the missing page is partial, not a miss (MISS_CHUNKS 0)
+	make_file_bytes "$F" $((20 * MiB))
+	retry_reclaim one_page_layout
+}

@@ -121,6 +121,35 @@ static void test_ns_to_human(void)
 			   "ns_to_human");
 }
 
+static void test_ratios(void)
+{
+	static const struct {
+		uint64_t part, whole;
+		const char *human, *exact;
+	} cases[] = {
+		{ 0, 1, "0.0%", "0.000000" },
+		{ 1, 1, "100.0%", "1.000000" },
+		{ 1, 2, "50.0%", "0.500000" },
+		{ 2, 3, "66.6%", "0.666666" },
+		/* 20 MiB with one 4 KiB page missing: never 100% (issue 36) */
+		{ 20 * 1024 * 1024 - 4096, 20 * 1024 * 1024, "99.9%",
+		  "0.999804" },
+		{ 999999999, 1000000000, "99.9%", "0.999999" },
+		{ 1, 1000000000, "0.0%", "0.000000" },
+		{ UINT64_MAX - 1, UINT64_MAX, "99.9%", "0.999999" },
+		{ UINT64_MAX, UINT64_MAX, "100.0%", "1.000000" },
+	};
+	char buf[HUMAN_LEN];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		tap_is_str(ratio_to_human(buf, cases[i].part, cases[i].whole),
+			   cases[i].human, "ratio_to_human");
+		tap_is_str(ratio_to_exact(buf, cases[i].part, cases[i].whole),
+			   cases[i].exact, "ratio_to_exact");
+	}
+}
+
 static void test_utf8_escape_dup(void)
 {
 	static const struct {
@@ -152,6 +181,7 @@ int main(void)
 	test_strtou64_strict();
 	test_size_to_human();
 	test_ns_to_human();
+	test_ratios();
 	test_utf8_escape_dup();
 	return tap_done();
 }

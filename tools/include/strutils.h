@@ -56,4 +56,25 @@ char *size_to_human(char *buf, uint64_t bytes);
  */
 char *ns_to_human(char *buf, uint64_t ns);
 
+/*
+ * ratio_to_human - @part / @whole as a percentage with one decimal,
+ * "99.5%", rounded down: only @part == @whole prints "100.0%" (20 MiB
+ * less one page is 99.9%, not 100.0%). Integer arithmetic, so the
+ * locale's decimal point plays no part.
+ * @buf: at least HUMAN_LEN bytes; @whole > 0, @part <= @whole
+ *
+ * Returns @buf.
+ */
+char *ratio_to_human(char *buf, uint64_t part, uint64_t whole);
+
+/*
+ * ratio_to_exact - @part / @whole from 0 to 1 with six decimals,
+ * "0.999805", rounded down like ratio_to_human(): "1.000000" only when
+ * @part == @whole. For --bytes tables and JSON.
+ * @buf: at least HUMAN_LEN bytes; @whole > 0, @part <= @whole
+ *
+ * Returns @buf.
+ */
+char *ratio_to_exact(char *buf, uint64_t part, uint64_t whole);
+
 #endif /* NBIO_STRUTILS_H */

@@ -171,3 +171,31 @@ char *ns_to_human(char *buf, uint64_t ns)
 
 	return to_human(buf, ns, 1000, units, ARRAY_SIZE(units));
 }
+
+/* @part / @whole in units of 1 / @scale, rounded down (no overflow). */
+static uint64_t ratio_floor(uint64_t part, uint64_t whole, uint64_t scale)
+{
+	if (!whole)
+		return 0;
+	if (part > whole)
+		part = whole;
+	return (uint64_t)((unsigned __int128)part * scale / whole);
+}
+
+char *ratio_to_human(char *buf, uint64_t part, uint64_t whole)
+{
+	uint64_t t = ratio_floor(part, whole, 1000);	/* tenths of % */
+
+	snprintf(buf, HUMAN_LEN, "%u.%u%%", (unsigned int)(t / 10),
+		 (unsigned int)(t % 10));
+	return buf;
+}
+
+char *ratio_to_exact(char *buf, uint64_t part, uint64_t whole)
+{
+	uint64_t m = ratio_floor(part, whole, 1000000);	/* millionths */
+
+	snprintf(buf, HUMAN_LEN, "%u.%06u", (unsigned int)(m / 1000000),
+		 (unsigned int)(m % 1000000));
+	return buf;
+}

@@ -242,14 +242,13 @@ void progress_show(struct nbcat *nb, uint64_t now, bool final)
 			  c->hit_bytes + c->partial_bytes;
 	uint64_t classified = cached + t->miss_bytes + c->miss_bytes;
 	double secs = (double)(now - nb->start_ns) / 1e9;
-	char sbytes[HUMAN_LEN], srate[HUMAN_LEN], sratio[16];
+	char sbytes[HUMAN_LEN], srate[HUMAN_LEN], sratio[HUMAN_LEN];
 	int len;
 
 	size_to_human(sbytes, bytes);
 	size_to_human(srate, secs > 0 ? (uint64_t)((double)bytes / secs) : 0);
 	if (classified)
-		snprintf(sratio, sizeof(sratio), "%.1f%%",
-			 100.0 * (double)cached / (double)classified);
+		ratio_to_human(sratio, cached, classified);
 	else
 		snprintf(sratio, sizeof(sratio), "-");
 	len = fprintf(stderr, "\r%s copied, %s/s, %s cached", sbytes, srate,

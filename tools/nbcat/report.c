@@ -31,8 +31,8 @@ const struct cli_colinfo report_columns[NR_COLS] = {
 	[COL_CHUNKS] = NUM("CHUNKS", "chunks read"),
 	[COL_HIT_CHUNKS] = NUM("HIT_CHUNKS", "chunks wholly in the page cache"),
 	[COL_PARTIAL_CHUNKS] =
-		NUM("PARTIAL_CHUNKS", "chunks partly in the page cache"),
-	[COL_MISS_CHUNKS] = NUM("MISS_CHUNKS", "chunks not in the page cache"),
+		NUM("PARTIAL_CHUNKS", "chunks with some, not all, pages cached"),
+	[COL_MISS_CHUNKS] = NUM("MISS_CHUNKS", "chunks with no page cached"),
 	[COL_UNSUP_CHUNKS] =
 		NUM("UNSUP_CHUNKS", "chunks read without RWF_NOWAIT support"),
 	[COL_HIT_BYTES] = NUM("HIT_BYTES", "bytes read from hit chunks"),
@@ -105,15 +105,15 @@ static char *fmt_ns(const struct nbcat *nb, uint64_t v)
 						       ns_to_human(buf, v));
 }
 
+/* rounded down: a ratio below 1 never shows as 100% (or 1.000000) */
 static char *fmt_ratio(const struct nbcat *nb, uint64_t part, uint64_t whole)
 {
-	double r;
+	char buf[HUMAN_LEN];
 
 	if (!whole)
 		return NULL;
-	r = (double)part / (double)whole;
-	return exact(nb) ? xstrdup_printf("%.6f", r) :
-			   xstrdup_printf("%.1f%%", 100 * r);
+	return strdup(exact(nb) ? ratio_to_exact(buf, part, whole) :
+				  ratio_to_human(buf, part, whole));
 }
 
 static char *fmt_lat(const struct nbcat *nb, const struct histogram *h,
