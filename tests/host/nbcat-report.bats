@@ -203,6 +203,21 @@ people_and_bytes() {
 	assert_output '[["type","bytes"],["type","bytes"]]'
 }
 
+@test "UTF-8 locale: a UTF-8 file name is printed as it is, as lsblk does" {
+	# without setlocale() the table escaped it: \xc3\xbcn\xc3\xaf (issue 36)
+	require_utf8_locale
+	local name=$D/ünï
+	printf 'x\n' >"$name"
+	# (not --raw, which hex-escapes every unsafe byte, as lsblk --raw)
+	LC_ALL=$UTF8_LOCALE nbcat_run --noheadings -o FILE "$name"
+	expect_status 0
+	expect_lines "$D/err" "$name"
+	# bytes that are not UTF-8 are still escaped
+	printf 'x\n' >"$D/bad"$'\xff'
+	LC_ALL=$UTF8_LOCALE nbcat_run --noheadings -o FILE "$D/bad"$'\xff'
+	expect_lines "$D/err" "$D/bad\\\\xff"
+}
+
 @test "--report FILE: the report goes there, stderr stays empty" {
 	warm a 100
 	nbcat_run --report "$D/r.txt" --raw -o TYPE,BYTES "$D/a"
