@@ -9,6 +9,12 @@ load "${BATS_TEST_DIRNAME}/../helpers/nbcat.bash"
 
 setup() {
 	common_setup
+	PUB=
+}
+
+teardown() {
+	[[ -n $PUB && $PUB == /tmp/nbcat-errors.* ]] && rm -rf "$PUB"
+	common_teardown
 }
 
 C=$((64 * KiB))
@@ -169,5 +175,39 @@ full_disk() {
 		expect_status 1
 		grep -q "^nbcat: .*$D/no/such/dir/file.*No such file or directory" "$D/err" ||
 			fail "$opt: $(<"$D/err")"
+	done
+}
+
+# no_threads_run STRATEGY: nbcat -s STRATEGY over a cold $F as nobody,
+# who may not create a thread (RLIMIT_NPROC 1).
+no_threads_run() {
+	"$PAGECACHE" evict "$F"
+	nbcat_status=0
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		prlimit --nproc=1 "$NBCAT" -s "$1" -o BYTES "$F" \
+		>"$D/out" 2>"$D/err" || nbcat_status=$?
+}
+
+@test "no worker thread can be started: read in the main thread, as cat, exit 0" {
+	# issue 35 item 5: "r3m: Resource temporarily unavailable", exit 1,
+	# 0 bytes of a 3 MB file that cat copies
+	require_root	# to switch to nobody
+	require_nobody
+	require_cmd prlimit
+	PUB=$(mktemp -d /tmp/nbcat-errors.XXXXXX)
+	chmod 0755 "$PUB"
+	F=$PUB/r3m
+	make_file_bytes "$F" 3000000
+	chmod 0644 "$F"
+	local s
+	for s in nowait pool; do
+		no_threads_run "$s"
+		expect_status 0
+		expect_output "$F"
+		# the warning once, naming the cause; the report after it
+		grep -qx "nbcat: cannot start a worker thread: Resource temporarily unavailable; reading in the main thread" "$D/err" ||
+			fail "-s $s: stderr: $(<"$D/err")"
+		[[ $(grep -c 'cannot start a worker thread' "$D/err") == 1 ]] ||
+			fail "-s $s: the warning more than once"
 	done
 }

@@ -74,6 +74,13 @@ void workpool_deinit(struct workpool *wp);
  */
 int workpool_submit(struct workpool *wp, struct wp_job *job);
 
+/*
+ * workpool_run_here - do @job's read in the calling thread and mark it
+ * done, as a worker would: for a caller whose workpool_submit() could
+ * start no worker (RLIMIT_NPROC, cgroup pids.max). Blocks for the read.
+ */
+void workpool_run_here(struct wp_job *job);
+
 /* workpool_is_done - true once @job has finished; does not block. */
 static inline bool workpool_is_done(const struct wp_job *job)
 {

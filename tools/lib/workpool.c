@@ -13,6 +13,20 @@
 
 #include "workpool.h"
 
+/* The read of one job; a worker runs it, or workpool_run_here(). */
+static void workpool_read(struct wp_job *job)
+{
+	job->err = pc_read_full(job->fd, job->buf, job->len, job->off,
+				&job->res);
+}
+
+void workpool_run_here(struct wp_job *job)
+{
+	__atomic_store_n(&job->state, WP_RUNNING, __ATOMIC_RELAXED);
+	workpool_read(job);
+	__atomic_store_n(&job->state, WP_DONE, __ATOMIC_RELEASE);
+}
+
 static void *workpool_worker(void *arg)
 {
 	struct workpool *wp = arg;
@@ -30,8 +44,7 @@ static void *workpool_worker(void *arg)
 		__atomic_store_n(&job->state, WP_RUNNING, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&wp->lock);
 
-		job->err = pc_read_full(job->fd, job->buf, job->len, job->off,
-					&job->res);
+		workpool_read(job);
 
 		pthread_mutex_lock(&wp->lock);
 		__atomic_store_n(&job->state, WP_DONE, __ATOMIC_RELEASE);

@@ -151,6 +151,7 @@ struct nbcat {
 	bool noheadings;
 	bool progress;
 	bool nowait_ra;		/* a RWF_NOWAIT miss starts readahead here */
+	bool no_workers;	/* none could be started: read in main() */
 
 	int columns[NR_COLS * 2];
 	size_t ncolumns;

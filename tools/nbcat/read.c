@@ -165,9 +165,20 @@ static int slot_submit(struct nbcat *nb, struct input *in,
 					      size - job->off : job->len),
 				      POSIX_FADV_WILLNEED);
 	}
-	rc = workpool_submit(&nb->pool, job);
-	if (rc)
+	rc = nb->no_workers ? -EAGAIN : workpool_submit(&nb->pool, job);
+	if (rc == -EBUSY)
 		return rc;
+	if (rc) {
+		/*
+		 * No worker could be started (RLIMIT_NPROC, pids.max): read
+		 * here, blocking, as cat would, rather than fail the file.
+		 */
+		if (!nb->no_workers)
+			nb_warn(nb, "cannot start a worker thread: %s; reading in the main thread",
+				strerror(-rc));
+		nb->no_workers = true;
+		workpool_run_here(job);
+	}
 	s->pending = true;
 	rwin_push(&nb->win);
 	in->off += s->want;
