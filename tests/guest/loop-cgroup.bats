@@ -10,7 +10,7 @@
 # show the loop device and not the disk under it.
 #
 # This is the path that
-# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch
+# kernel/patches/0006-loop-let-one-worker-run-serve-every-command-queued-w.patch
 # ("loop: let one worker run serve every command queued while it runs")
 # changes for every per-cgroup worker: it passes on 6.1 too, and guards
 # the charging and the per-worker busy flag against a change of dispatch.

@@ -2,21 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # loop-dispatch.bats - data integrity through loop's worker dispatch
 # under load, for
-# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch
+# kernel/patches/0006-loop-let-one-worker-run-serve-every-command-queued-w.patch
 # ("loop: let one worker run serve every command queued while it runs"):
 # verified random writes at queue depth 32 while direct I/O is switched
 # off and on and LOOP_SET_STATUS64 is issued, data kept across a
 # sector-size change, flushes and discards ordered with the writes
 # around them. None of this is specific to the patch: 6.1 passes it too;
 # it guards what a change of dispatch could break. Tests 4 and 5 guard
-# against plugging the worker's batches, which earlier versions of 0004
+# against plugging the worker's batches, which earlier versions of 0006
 # did: a plugged buffered batch costs a kblockd wake-up for every read
 # that misses the page cache (the first version: 0.973 per read; 6.1 and
-# the current 0004: 0.000), and a plugged direct I/O batch holds its
+# the current 0006: 0.000), and a plugged direct I/O batch holds its
 # first request back until the last one is submitted (the second
 # version). Test 6 checks that commands complete where the backing
-# file's I/O completes, without a block softirq each (0005), test 7 that
-# a synchronous direct write reaches loop without a kblockd run (0006).
+# file's I/O completes, without a block softirq each (0007), test 7 that
+# a synchronous direct write reaches loop without a kblockd run (0008).
 # On the debug kernel, lockdep, atomic-sleep and list debugging run
 # under the same load (guest_teardown fails a test on any splat).
 
@@ -75,7 +75,7 @@ same_as_backing() {
 	verified_writes "$LOOPDEV" 8 || fail "fio verify failed (data corrupted or I/O error)"
 	stop_background "$togglepid"
 	# Both paths served writes during the run, when the kernel counts
-	# them (loop/stat, 0003): the flips happened under load.
+	# them (loop/stat, 0005): the flips happened under load.
 	if ((${#s0[@]})); then
 		read -ra s1 <"/sys/block/$name/loop/stat"
 		echo "# dio writes $((s1[2] - s0[2])), buffered writes $((s1[6] - s0[6]))" >&3
@@ -137,7 +137,7 @@ kblockd_per_io() {
 
 @test "dispatch: buffered reads that miss the page cache do not wake kblockd for each request" {
 	# Regression test for
-	# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch
+	# kernel/patches/0006-loop-let-one-worker-run-serve-every-command-queued-w.patch
 	# ("loop: let one worker run serve every command queued while it
 	# runs"), whose first version plugged every batch: a buffered read then
 	# slept in the page cache with the plug held, the scheduler flushed
@@ -168,7 +168,7 @@ trace_off() {
 
 @test "dispatch: the worker sends each direct read to the backing disk at once, not held in a plug" {
 	# Regression test for the second version of
-	# kernel/patches/0004-loop-let-one-worker-run-serve-every-command-queued-w.patch,
+	# kernel/patches/0006-loop-let-one-worker-run-serve-every-command-queued-w.patch,
 	# which held each batch of direct I/O in a plug until its last
 	# command was submitted: on one CPU the backing disk then idled
 	# while the worker prepared the rest of the batch (loop DIO IOPS
@@ -222,7 +222,7 @@ block_softirqs() {
 
 @test "completion: direct I/O commands complete in place, without a block softirq each" {
 	# Test for
-	# kernel/patches/0005-loop-complete-commands-directly-not-through-the-bloc.patch
+	# kernel/patches/0007-loop-complete-commands-directly-not-through-the-bloc.patch
 	# ("loop: complete commands directly, not through the block
 	# softirq"). 6.1 completes each command with
 	# blk_mq_complete_request(), which for a single-queue device on
@@ -254,7 +254,7 @@ block_softirqs() {
 
 @test "submission: a synchronous direct write reaches loop from the writer, not from kblockd" {
 	# Test for
-	# kernel/patches/0006-block-do-not-plug-in-blkdev_write_iter.patch
+	# kernel/patches/0008-block-do-not-plug-in-blkdev_write_iter.patch
 	# ("block: do not plug in blkdev_write_iter()"). 6.1's
 	# blkdev_write_iter() holds a plug around the whole write, and a
 	# synchronous direct write waits for its bio inside it: the
