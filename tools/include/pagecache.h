@@ -203,6 +203,26 @@ int pc_resident(struct pc_reader *rd, uint64_t off, uint64_t len,
 		unsigned char *vec);
 
 /*
+ * pc_uncached_run - how far from @off no page is cached
+ * @rd: reader after pc_residency_init() chose PC_RES_CACHESTAT or
+ *      PC_RES_MINCORE
+ * @off: byte offset (rounded down to a page)
+ * @max: bytes from @off to look at, at most (> 0)
+ * @run: out: bytes from @off, up to @max, before the first cached page
+ *       (0 when the page holding @off is cached)
+ *
+ * For a caller that skips what is not cached: one answer for a whole
+ * uncached stretch (a sparse or evicted file of any size) instead of one
+ * per chunk. cachestat() is asked about ranges doubling in size, then
+ * bisected to the first cached page: O(log n) calls. mincore() is asked
+ * window by window (PC_MINCORE_WINDOW pages). Never reads, faults in or
+ * evicts a page. Returns 0, -EOPNOTSUPP when the reader's method cannot
+ * answer, or -errno.
+ */
+int pc_uncached_run(struct pc_reader *rd, uint64_t off, uint64_t max,
+		    uint64_t *run);
+
+/*
  * pc_read_resident - copy bytes that pc_resident() found cached, adding
  * no page to the page cache
  * @rd, @buf, @len, @off, @res: as for pc_read_nowait()

@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -438,6 +439,124 @@ int pc_resident(struct pc_reader *rd, uint64_t off, uint64_t len,
 	default:
 		return -EOPNOTSUPP;
 	}
+}
+
+/* First range, in pages, pc_uncached_cachestat() asks about. */
+#define PC_RUN_FIRST		64
+/* Pages of one mincore() window in pc_uncached_mincore() (256 MiB). */
+#define PC_MINCORE_WINDOW	65536
+
+/* cachestat() over pages [@first, @first + @n): how many are cached. */
+static int pc_cached_pages(int fd, uint64_t first, uint64_t n, long psz,
+			   uint64_t *cached)
+{
+	struct pc_cachestat cs;
+	int rc;
+
+	rc = pc_cachestat(fd, first * (uint64_t)psz, n * (uint64_t)psz, &cs);
+	if (!rc)
+		*cached = cs.nr_cache;
+	return rc;
+}
+
+/*
+ * Pages from @first, up to @max, before the first cached one, into
+ * *@npages: ranges doubling from PC_RUN_FIRST pages while none is
+ * cached, then halving the range that holds a cached page.
+ */
+static int pc_uncached_cachestat(int fd, uint64_t first, uint64_t max,
+				 long psz, uint64_t *npages)
+{
+	uint64_t lo = 0, hi, step = PC_RUN_FIRST, mid, cached;
+	int rc;
+
+	/* [0, lo) uncached; find hi such that [lo, hi) has a cached page */
+	for (;;) {
+		hi = max - lo > step ? lo + step : max;
+		rc = pc_cached_pages(fd, first + lo, hi - lo, psz, &cached);
+		if (rc)
+			return rc;
+		if (cached)
+			break;
+		lo = hi;
+		if (lo == max) {
+			*npages = max;
+			return 0;
+		}
+		step *= 2;
+	}
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		rc = pc_cached_pages(fd, first + lo, mid - lo, psz, &cached);
+		if (rc)
+			return rc;
+		if (cached)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	*npages = lo;	/* page lo is the cached one */
+	return 0;
+}
+
+/* The same with mincore(), PC_MINCORE_WINDOW pages at a time. */
+static int pc_uncached_mincore(int fd, uint64_t first, uint64_t max,
+			       long psz, uint64_t *npages)
+{
+	unsigned char *vec;
+	uint64_t done = 0, n, i;
+	int rc = 0;
+
+	vec = malloc(PC_MINCORE_WINDOW);
+	if (!vec)
+		return -ENOMEM;
+	while (done < max) {
+		n = max - done < PC_MINCORE_WINDOW ? max - done :
+						     PC_MINCORE_WINDOW;
+		rc = pc_resident_mincore(fd, first + done, n, vec, psz);
+		if (rc)
+			break;
+		for (i = 0; i < n && !vec[i]; i++)
+			;
+		done += i;
+		if (i < n)
+			break;
+	}
+	free(vec);
+	*npages = done;
+	return rc;
+}
+
+int pc_uncached_run(struct pc_reader *rd, uint64_t off, uint64_t max,
+		    uint64_t *run)
+{
+	long psz = pc_page_size();
+	uint64_t first = off / (uint64_t)psz;
+	uint64_t npages = (off + max + (uint64_t)psz - 1) / (uint64_t)psz -
+			  first;
+	uint64_t n = 0, bytes;
+	int rc;
+
+	*run = 0;
+	if (!max)
+		return -EINVAL;
+	switch (rd->res) {
+	case PC_RES_CACHESTAT:
+		rc = pc_uncached_cachestat(rd->fd, first, npages, psz, &n);
+		break;
+	case PC_RES_MINCORE:
+		rc = pc_uncached_mincore(rd->fd, first, npages, psz, &n);
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (rc)
+		return rc;
+	/* pages to bytes from @off, which may lie inside the first page */
+	bytes = (first + n) * (uint64_t)psz;
+	bytes = bytes > off ? bytes - off : 0;
+	*run = bytes < max ? bytes : max;
+	return 0;
 }
 
 /* Pages whose residency pc_read_mapped() checks per call. */

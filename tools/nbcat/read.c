@@ -492,6 +492,48 @@ static uint64_t run_end(const struct nbcat *nb, const unsigned char *vec,
 }
 
 /*
+ * --cached-only=skip, at a chunk none of whose pages is cached: skip, in
+ * one step, the whole chunks of the uncached stretch that starts there
+ * (a 1 TiB sparse file is one stretch, not four million chunks to ask
+ * about), and count them as missed chunks. Returns 1 to go on (nothing
+ * skipped if a page was cached or the file shrank meanwhile: the caller
+ * asks about the chunk again), 0 when the file ends at in->off, or
+ * -errno.
+ */
+static int skip_uncached(struct nbcat *nb, struct input *in)
+{
+	struct stats *st = &nb->cur;
+	uint64_t size, run, n;
+	int rc;
+
+	rc = pc_uncached_run(&in->rd, in->off,
+			     pc_reader_get_size(&in->rd) - in->off, &run);
+	if (rc)
+		return rc;
+	/* stat after the query: the size is as recent as the answer */
+	rc = pc_reader_refresh(&in->rd);
+	if (rc)
+		return rc;
+	size = pc_reader_get_size(&in->rd);
+	if (in->off >= size)
+		return 0;
+	if (run > size - in->off)
+		run = size - in->off;
+	if (run < nb->chunk)
+		return 1;	/* cached meanwhile, or shrank: look closer */
+	n = run / nb->chunk;
+	run = n * nb->chunk;
+	trace(nb, in, in->off, run, "miss", 0);
+	missing_add(nb, in, in->off, run);
+	st->missing += run;
+	st->miss_bytes += run;
+	st->chunks += n;
+	st->miss_chunks += n;
+	in->off += run;
+	return 1;
+}
+
+/*
  * --cached-only where the residency query works: ask which pages of the
  * chunk are cached (cachestat or mincore, which add none), then read only
  * those, with RWF_NOWAIT. A page evicted between the query and the read
@@ -502,7 +544,7 @@ static int copy_cached_resident(struct nbcat *nb, struct input *in,
 {
 	struct stats *st = &nb->cur;
 	struct pc_result r;
-	uint64_t size, end, p, q, at, got, first, cached;
+	uint64_t size, end, p, q, at, got, first, npages, cached;
 	bool grown_checked = false;
 	int rc;
 
@@ -525,7 +567,16 @@ static int copy_cached_resident(struct nbcat *nb, struct input *in,
 		if (rc)
 			return rc;
 		first = in->off / nb->pagesize;
-		if (memchr(vec, 0, (end - 1) / nb->pagesize - first + 1)) {
+		npages = (end - 1) / nb->pagesize - first + 1;
+		if (nb->cached_only == CACHED_ONLY_SKIP &&
+		    end - in->off == nb->chunk && !memchr(vec, 1, npages)) {
+			/* a whole chunk uncached: how many more are? */
+			rc = skip_uncached(nb, in);
+			if (rc <= 0)
+				return rc;
+			continue;
+		}
+		if (memchr(vec, 0, npages)) {
 			/*
 			 * Pages past the end of a file that shrank are not
 			 * resident either: they are not missing, they are
