@@ -14,7 +14,7 @@ KEYS=(file type mode size bytes chunks hit_chunks partial_chunks miss_chunks
 	unsup_chunks hit_bytes partial_bytes miss_bytes unsup_bytes hit_ratio
 	chunk_hit_ratio nowait_p50_ns nowait_p99_ns nowait_max_ns eagain_p50_ns
 	eagain_p99_ns eagain_max_ns fallback_p50_ns fallback_p99_ns
-	fallback_max_ns seconds bps missing)
+	fallback_max_ns time_ns bps missing)
 
 COUNTS=(size bytes chunks hit_chunks partial_chunks miss_chunks unsup_chunks
 	hit_bytes partial_bytes miss_bytes unsup_bytes missing)
@@ -51,7 +51,7 @@ expect_types() {
 	done
 	expect_types "$D/a" file=string type=string mode=string
 	expect_types total file=null type=string mode=null
-	for k in "${COUNTS[@]}" seconds bps hit_ratio chunk_hit_ratio \
+	for k in "${COUNTS[@]}" time_ns bps hit_ratio chunk_hit_ratio \
 		nowait_p50_ns nowait_p99_ns nowait_max_ns; do
 		expect_types "$D/a" "$k=number"
 		expect_types total "$k=number"
@@ -98,7 +98,7 @@ one_mib_4k() {
 	run -0 jq -r --arg f "$D/a" '.nbcat[] | select(.file == $f)
 		| (.nowait_p50_ns <= .nowait_p99_ns and
 		   .nowait_p99_ns <= .nowait_max_ns and .nowait_p50_ns > 0 and
-		   .bps > 0 and .seconds >= 0)' "$D/report.json"
+		   .bps > 0 and .time_ns >= 0)' "$D/report.json"
 	assert_output true
 }
 
@@ -156,7 +156,7 @@ one_mib_4k() {
 people_and_bytes() {
 	local s=$1 cols want got
 	cols=SIZE,BYTES,HIT_BYTES,MISS_BYTES,HIT_RATIO,CHUNK_HIT_RATIO
-	cols+=,NOWAIT_P50_NS,NOWAIT_MAX_NS,SECONDS,BPS,MISSING
+	cols+=,NOWAIT_P50,NOWAIT_MAX,TIME,BPS,MISSING
 	cache_layout "$D/a" 0 "$s" || return 1
 	nbcat_run --raw --noheadings -o "$cols" "$D/a"
 	expect_status 0 || return 1
@@ -169,13 +169,13 @@ people_and_bytes() {
 	read -ra got <"$D/err"
 	assert_equal "${got[*]:0:6}" "$s $s $s 0 1.000000 1.000000" || return 1
 	assert_equal "${got[10]}" 0 || return 1
-	[[ ${got[6]} =~ ^[0-9]+$ && ${got[7]} =~ ^[0-9]+$ && ${got[9]} =~ ^[0-9]+$ ]] ||
-		fail "latency or rate not an integer: ${got[*]}" || return 1
-	[[ ${got[8]} =~ ^[0-9]+\.[0-9]{6}$ ]] || fail "seconds: ${got[8]}" ||
-		return 1
+	# durations in nanoseconds (TIME too), the rate in bytes per second
+	[[ ${got[6]} =~ ^[0-9]+$ && ${got[7]} =~ ^[0-9]+$ &&
+	   ${got[8]} =~ ^[0-9]+$ && ${got[9]} =~ ^[0-9]+$ ]] ||
+		fail "duration or rate not an integer: ${got[*]}" || return 1
 	# JSON ignores neither --bytes nor its absence: always exact
 	for want in "" --bytes; do
-		nbcat_json $want -o FILE,SIZE,HIT_RATIO,NOWAIT_P50_NS "$D/a"
+		nbcat_json $want -o FILE,SIZE,HIT_RATIO,NOWAIT_P50 "$D/a"
 		expect_row "$D/a" size="$s" hit_ratio=1 || return 1
 		[[ $(json_type "$D/a" nowait_p50_ns) == number ]] || return 1
 	done
@@ -185,6 +185,25 @@ people_and_bytes() {
 	local s=$((3 * MiB + MiB / 2))
 	make_file_bytes "$D/a" "$s"
 	retry_warm people_and_bytes "$s"
+}
+
+@test "durations: no unit in the column names, the former names still accepted" {
+	# NOWAIT_P50_NS printed "9.5us" (issue 36): the name lost its unit,
+	# the JSON key keeps it, since JSON is always nanoseconds
+	warm a 100
+	nbcat_run --raw -o NOWAIT_P50,nowait_p99_ns,SECONDS "$D/a"
+	expect_status 0
+	run -0 head -n1 "$D/err"
+	assert_output "NOWAIT_P50 NOWAIT_P99 TIME"
+	run -0 tail -n1 "$D/err"
+	assert_output --regexp '^[0-9.]+(ns|us|ms) [0-9.]+(ns|us|ms) [0-9.]+(ns|us|ms|s)$'
+	nbcat_json -o NOWAIT_P50_NS,TIME "$D/a"
+	run -0 jq -c '[.nbcat[] | keys] | .[0]' "$D/report.json"
+	assert_output '["nowait_p50_ns","time_ns","type"]'
+	[[ $(json_type @0 time_ns) == number ]]
+	run -0 jq -r '.nbcat[0].time_ns | tostring | test("^[0-9]+$")' \
+		"$D/report.json"
+	assert_output true
 }
 
 @test "--json --output: the chosen keys, and every row its type" {

@@ -47,19 +47,19 @@ const struct cli_colinfo report_columns[NR_COLS] = {
 	[COL_CHUNK_HIT_RATIO] =
 		NUM("CHUNK_HIT_RATIO", "hit share of the classified chunks"),
 	[COL_NOWAIT_P50] =
-		NUM("NOWAIT_P50_NS", "median latency of RWF_NOWAIT reads that returned data"),
-	[COL_NOWAIT_P99] = NUM("NOWAIT_P99_NS", "99th percentile of the same"),
-	[COL_NOWAIT_MAX] = NUM("NOWAIT_MAX_NS", "slowest of the same"),
+		NUM("NOWAIT_P50", "median latency of RWF_NOWAIT reads that returned data"),
+	[COL_NOWAIT_P99] = NUM("NOWAIT_P99", "99th percentile of the same"),
+	[COL_NOWAIT_MAX] = NUM("NOWAIT_MAX", "slowest of the same"),
 	[COL_EAGAIN_P50] =
-		NUM("EAGAIN_P50_NS", "median latency of RWF_NOWAIT reads that found nothing"),
-	[COL_EAGAIN_P99] = NUM("EAGAIN_P99_NS", "99th percentile of the same"),
-	[COL_EAGAIN_MAX] = NUM("EAGAIN_MAX_NS", "slowest of the same"),
+		NUM("EAGAIN_P50", "median latency of RWF_NOWAIT reads that found nothing"),
+	[COL_EAGAIN_P99] = NUM("EAGAIN_P99", "99th percentile of the same"),
+	[COL_EAGAIN_MAX] = NUM("EAGAIN_MAX", "slowest of the same"),
 	[COL_FALLBACK_P50] =
-		NUM("FALLBACK_P50_NS", "median latency of blocking reads"),
+		NUM("FALLBACK_P50", "median latency of blocking reads"),
 	[COL_FALLBACK_P99] =
-		NUM("FALLBACK_P99_NS", "99th percentile of the same"),
-	[COL_FALLBACK_MAX] = NUM("FALLBACK_MAX_NS", "slowest of the same"),
-	[COL_SECONDS] = NUM("SECONDS", "wall-clock time spent"),
+		NUM("FALLBACK_P99", "99th percentile of the same"),
+	[COL_FALLBACK_MAX] = NUM("FALLBACK_MAX", "slowest of the same"),
+	[COL_TIME] = NUM("TIME", "wall-clock time spent"),
 	[COL_BPS] = NUM("BPS", "throughput: bytes written per second"),
 	[COL_MISSING] = NUM("MISSING", "bytes not written by --cached-only"),
 	[COL_READAHEAD_ON_MISS] = { "READAHEAD_ON_MISS", 5, 0,
@@ -67,6 +67,27 @@ const struct cli_colinfo report_columns[NR_COLS] = {
 		"our RWF_NOWAIT misses started readahead (kernel 6.12+)" },
 	[COL_RESIDENCY] = { "RESIDENCY", 9, 0, SCOLS_JSON_STRING,
 		"--cached-only: cachestat, mincore, probe or none" },
+};
+
+/*
+ * Durations: JSON keys with their unit (nanoseconds), and the names the
+ * columns had before they lost it, still accepted by --output.
+ */
+static const struct {
+	int col;
+	const char *json;	/* the JSON key, upper case */
+	const char *old;	/* the former column name */
+} unit_names[] = {
+	{ COL_NOWAIT_P50,   "NOWAIT_P50_NS",   "NOWAIT_P50_NS" },
+	{ COL_NOWAIT_P99,   "NOWAIT_P99_NS",   "NOWAIT_P99_NS" },
+	{ COL_NOWAIT_MAX,   "NOWAIT_MAX_NS",   "NOWAIT_MAX_NS" },
+	{ COL_EAGAIN_P50,   "EAGAIN_P50_NS",   "EAGAIN_P50_NS" },
+	{ COL_EAGAIN_P99,   "EAGAIN_P99_NS",   "EAGAIN_P99_NS" },
+	{ COL_EAGAIN_MAX,   "EAGAIN_MAX_NS",   "EAGAIN_MAX_NS" },
+	{ COL_FALLBACK_P50, "FALLBACK_P50_NS", "FALLBACK_P50_NS" },
+	{ COL_FALLBACK_P99, "FALLBACK_P99_NS", "FALLBACK_P99_NS" },
+	{ COL_FALLBACK_MAX, "FALLBACK_MAX_NS", "FALLBACK_MAX_NS" },
+	{ COL_TIME,	    "TIME_NS",	       "SECONDS" },
 };
 
 static const int default_columns[] = {
@@ -81,8 +102,11 @@ static char *fmt_u64(uint64_t v)
 }
 
 /*
- * Report numbers: exact in JSON and with --bytes (bytes, nanoseconds,
- * ratios from 0 to 1), else as people read them: 64M, 8.4us, 99.5%.
+ * Report numbers, one vocabulary (nbcat(1) Report): exact in JSON and
+ * with --bytes (bytes, nanoseconds, bytes per second, ratios from 0 to
+ * 1), else as people read them: 64M, 8.4us, 2.2G/s, 99.5%. Column names
+ * carry no unit, since the table's unit varies; a JSON key does when
+ * its number's unit is not bytes (see json_keys[]).
  */
 static bool exact(const struct nbcat *nb)
 {
@@ -195,10 +219,8 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 99);
 	case COL_FALLBACK_MAX:
 		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 100);
-	case COL_SECONDS:
-		if (!exact(nb))
-			return fmt_ns(nb, st->ns);
-		return xstrdup_printf("%.6f", (double)st->ns / 1e9);
+	case COL_TIME:
+		return fmt_ns(nb, st->ns);
 	case COL_BPS:
 		if (!st->ns)
 			return NULL;
@@ -245,10 +267,22 @@ void report_add(struct nbcat *nb, const struct stats *st, bool total)
 
 void report_init(struct nbcat *nb)
 {
+	static struct cli_colinfo json_columns[NR_COLS];
+	const struct cli_colinfo *infos = report_columns;
+	size_t i;
+
 	if (nb->quiet)
 		return;
+	if (nb->json) {
+		/* the same columns, durations keyed with their unit */
+		memcpy(json_columns, report_columns, sizeof(json_columns));
+		for (i = 0; i < ARRAY_SIZE(unit_names); i++)
+			json_columns[unit_names[i].col].name =
+				unit_names[i].json;
+		infos = json_columns;
+	}
 	scols_init_debug(0);
-	nb->tb = cli_new_table(report_columns, nb->columns, nb->ncolumns, nb->json,
+	nb->tb = cli_new_table(infos, nb->columns, nb->ncolumns, nb->json,
 			       nb->raw, nb->noheadings);
 	if (!nb->tb)
 		err(NBCAT_EXIT_FAILURE, "cannot allocate report table");
@@ -348,8 +382,43 @@ void stats_reset(struct stats *st, const char *path)
 		hist_init(&st->lat[i]);
 }
 
-static void parse_columns(struct nbcat *nb, const char *list)
+/*
+ * @list with the former names of unit_names[] replaced by the current
+ * ones (the items are copied as they are otherwise). Free the result.
+ */
+static char *columns_unalias(const char *list)
 {
+	char *out = xstrdup_printf("%s", list), *res, *p, *item;
+	size_t i, n = 0;
+	FILE *f;
+
+	f = open_memstream(&res, &n);
+	if (!f)
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	p = out;
+	if (*p == '+')
+		fputc(*p++, f);
+	for (item = p; item; item = p) {
+		p = strchr(item, ',');
+		if (p)
+			*p++ = '\0';
+		for (i = 0; i < ARRAY_SIZE(unit_names); i++)
+			if (!strcasecmp(item, unit_names[i].old))
+				break;
+		fputs(i < ARRAY_SIZE(unit_names) ?
+		      report_columns[unit_names[i].col].name : item, f);
+		if (p)
+			fputc(',', f);
+	}
+	if (fclose(f))
+		err(NBCAT_EXIT_FAILURE, "cannot allocate memory");
+	free(out);
+	return res;
+}
+
+static void parse_columns(struct nbcat *nb, const char *arg)
+{
+	char *list = columns_unalias(arg);
 	const char *bad = NULL;
 	int badlen = 0;
 
@@ -358,14 +427,15 @@ static void parse_columns(struct nbcat *nb, const char *list)
 				  &nb->ncolumns, ARRAY_SIZE(nb->columns) - 1,
 				  &bad, &badlen)) {
 	case 0:
+		free(list);
 		return;
 	case -EINVAL:
 		errx(NBCAT_EXIT_FAILURE, "unknown column: '%.*s'", badlen,
 		     bad);
 	case -E2BIG:
-		errx(NBCAT_EXIT_FAILURE, "too many columns: '%s'", list);
+		errx(NBCAT_EXIT_FAILURE, "too many columns: '%s'", arg);
 	default:
-		errx(NBCAT_EXIT_FAILURE, "no columns: '%s'", list);
+		errx(NBCAT_EXIT_FAILURE, "no columns: '%s'", arg);
 	}
 }
 
