@@ -59,6 +59,7 @@ teardown() {
 # require_utf8_locale: a UTF-8 locale (C.UTF-8) is installed; sets
 # UTF8_LOCALE to its name as locale -a spells it.
 require_utf8_locale() {
+	# shellcheck disable=SC2034 # used by the test files
 	UTF8_LOCALE=$(locale -a 2>/dev/null | grep -m1 -ix 'c\.utf-\?8') ||
 		skip "no C.UTF-8 locale (locale -a)"
 }
