@@ -22,29 +22,18 @@ setup() {
 	dd if=/dev/urandom of="$BACKING" bs=1M count=8 status=none conv=fsync
 }
 
-# resident FILE: bytes of FILE in the page cache.
-resident() {
-	fincore -nb -o RES "$1" | tr -d ' '
-}
-
 # dio_is DEV 0|1: loop/dio of DEV is the value given.
 dio_is() {
 	[[ $(<"/sys/block/${1#/dev/}/loop/dio") == "$2" ]] ||
 		fail "$1: loop/dio is $(<"/sys/block/${1#/dev/}/loop/dio"), want $2"
 }
 
-# reads_fill_cache: 4 MiB read from LOOPDEV (O_DIRECT on the device, so
-# its own page cache does not answer) must land in BACKING's page cache.
+# reads_fill_cache: 4 MiB read from LOOPDEV must land in BACKING's page
+# cache.
 reads_fill_cache() {
-	local res
-	drop_caches
-	(($(resident "$BACKING") == 0)) || fail "$BACKING still cached"
-	dd if="$LOOPDEV" of=/dev/null bs=256K count=16 iflag=direct status=none ||
-		fail "read of $LOOPDEV failed"
-	res=$(resident "$BACKING")
-	echo "after a 4 MiB read: $res bytes of $BACKING cached"
-	((res >= 4 * MiB)) ||
-		fail "direct I/O is off, yet the reads bypassed $BACKING's page cache ($res bytes cached)"
+	read_through "$LOOPDEV" "$BACKING"
+	((RES >= 4 * MiB)) ||
+		fail "direct I/O is off, yet the reads bypassed $BACKING's page cache ($RES bytes cached)"
 }
 
 @test "losetup --direct-io=on, then off: reads go through the backing file's page cache" {
@@ -65,7 +54,7 @@ reads_fill_cache() {
 	drop_caches
 	dd if=/dev/urandom of="$LOOPDEV" bs=256K count=4 oflag=direct \
 		conv=notrunc status=none || fail "write to $LOOPDEV failed"
-	res=$(resident "$BACKING")
+	res=$(backing_cached "$BACKING")
 	echo "after a 1 MiB write: $res bytes of $BACKING cached"
 	((res >= MiB)) ||
 		fail "direct I/O is off, yet the writes bypassed $BACKING's page cache ($res bytes cached)"
@@ -85,12 +74,8 @@ reads_fill_cache() {
 
 @test "direct I/O on: reads bypass the backing file's page cache" {
 	# The other side: the check above can tell the two paths apart.
-	local res
 	loop_attach --direct-io=on "$BACKING"
 	dio_is "$LOOPDEV" 1
-	drop_caches
-	dd if="$LOOPDEV" of=/dev/null bs=256K count=16 iflag=direct status=none ||
-		fail "read of $LOOPDEV failed"
-	res=$(resident "$BACKING")
-	((res < MiB)) || fail "direct I/O is on, yet $res bytes of $BACKING were cached"
+	read_through "$LOOPDEV" "$BACKING"
+	((RES < MiB)) || fail "direct I/O is on, yet $RES bytes of $BACKING were cached"
 }

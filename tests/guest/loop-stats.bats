@@ -11,8 +11,8 @@
 # splits: one synchronous O_DIRECT dd request at a time (dd waits for each
 # one), 256 KiB at most (64 pages: below the loop queue's 128 segments and
 # 1280 KiB max_sectors_kb), and nomerges=2 where requests run concurrently.
-# The guest runs no udev, so nothing else reads the device behind the
-# test's back; the first test checks that.
+# udev's event queue is held for the file (udev_hold), so nothing else
+# reads the device behind the test's back; the first test checks that.
 
 load "${BATS_TEST_DIRNAME}/../helpers/guest.bash"
 
@@ -39,6 +39,13 @@ setup_file() {
 	dev=$(losetup --find --show "$img") || return 1
 	[[ -e /sys/block/${dev#/dev/}/loop/stat ]] || LOOP_STAT_MISSING=1
 	losetup -d "$dev"
+	# Counts must be exact: udev's probing would add reads.
+	udev_hold
+}
+
+teardown_file() {
+	in_guest || return 0
+	udev_release
 }
 
 setup() {
@@ -157,7 +164,7 @@ fresh_device_is_zero() {
 	for _ in "${STAT_FIELDS[@]}"; do zero+=(0); done
 	[[ ${s[*]} == "${zero[*]}" ]] ||
 		fail "fresh device: ${s[*]} (expected ${zero[*]})"
-	# Opening and closing the device reads nothing (no udev here).
+	# Opening and closing the device reads nothing (udev is held).
 	dd if="$LOOPDEV" of=/dev/null bs=4k count=0 status=none
 	expect s || fail "open/close moved the counters"
 	# The file is read-only, even for root.

@@ -19,35 +19,6 @@
 # shellcheck disable=SC2030,SC2031
 load "${BATS_TEST_DIRNAME}/../helpers/loopctl-guest.bash"
 
-# cached_bytes FILE: bytes of FILE in the page cache.
-cached_bytes() {
-	fincore -nb -o RES "$1" | tr -d ' '
-}
-
-# read_through: drop the caches, read 4 MiB of LOOPDEV with O_DIRECT on
-# the device; RES: how many bytes of IMG are cached after.
-read_through() {
-	drop_caches
-	(($(cached_bytes "$IMG") == 0)) || fail "$IMG still cached"
-	dd if="$LOOPDEV" of=/dev/null bs=256K count=16 iflag=direct status=none ||
-		fail "read of $LOOPDEV failed"
-	RES=$(cached_bytes "$IMG")
-	echo "after a 4 MiB read: $RES bytes of $IMG cached"
-}
-
-# has_loop_fix: the kernel's buffered loop path ignores the backing
-# file's O_DIRECT, by loopctl's own probe: the series' loop/stat on the
-# bound LOOPSYS, or a release with f2fed441c69b.
-has_loop_fix() {
-	local ma mi pa
-	[[ -e $LOOPSYS/loop/stat ]] && return 0
-	[[ $(uname -r) =~ ^([0-9]+)\.([0-9]+)(\.([0-9]+))? ]] || return 1
-	ma=${BASH_REMATCH[1]} mi=${BASH_REMATCH[2]} pa=${BASH_REMATCH[4]:-0}
-	((ma > 6 || (ma == 6 && mi >= 15))) && return 0
-	((ma == 6 && mi == 12 && pa >= 25)) && return 0
-	((ma == 6 && mi == 14 && pa >= 4))
-}
-
 # losetup_dio_on: IMG on a device by losetup --direct-io=on (the backing
 # file opened O_DIRECT), detached in teardown.
 losetup_dio_on() {
@@ -81,7 +52,7 @@ dio_column() {
 	run -0 "$LOOPCTL" why "$LOOPDEV"
 	assert_line --index 0 "$LOOPDEV: direct I/O is off (requested: off), backing file $IMG"
 	assert_line --regexp '^  buffered for sure: '
-	read_through
+	read_through "$LOOPDEV" "$IMG"
 	((RES >= 4 * MiB)) ||
 		fail "status says off, yet the reads bypassed $IMG's page cache ($RES bytes cached)"
 }
@@ -92,7 +63,7 @@ dio_column() {
 	losetup_dio_on
 	losetup --direct-io=off "$LOOPDEV" || fail "losetup --direct-io=off failed"
 	[[ $(attr loop/dio) == 0 ]] || fail "off: dio=$(attr loop/dio)"
-	if has_loop_fix; then
+	if loop_has_fix f2fed441c69b; then
 		[[ $(dio_column status) == off ]] || fail "status: $(dio_column status)"
 		[[ $(dio_column cache) == off ]] || fail "cache: $(dio_column cache)"
 		run -0 "$LOOPCTL" status -J "$LOOPDEV"
@@ -103,7 +74,7 @@ dio_column() {
 		# fresh ext4): the record's diskseq is another binding's
 		run -0 "$LOOPCTL" why "$LOOPDEV"
 		assert_line --index 0 "$LOOPDEV: direct I/O is off (requested: unknown), backing file $IMG"
-		read_through
+		read_through "$LOOPDEV" "$IMG"
 		((RES >= 4 * MiB)) ||
 			fail "a kernel with the fix, yet the reads bypassed $IMG's page cache ($RES bytes cached)"
 		return
@@ -123,7 +94,7 @@ dio_column() {
 	assert_output --partial "loopctl attach --direct-io=off"
 	refute_output --partial "direct I/O is off"
 	# and "unknown" is no caution for nothing: the file was served O_DIRECT
-	read_through
+	read_through "$LOOPDEV" "$IMG"
 	((RES < MiB)) ||
 		fail "without the fix the reads should have bypassed $IMG's page cache ($RES bytes cached)"
 }
@@ -132,7 +103,7 @@ dio_column() {
 	scratch_ext4 512
 	image "$SCRATCH_MNT"
 	losetup_dio_on
-	if has_loop_fix; then
+	if loop_has_fix f2fed441c69b; then
 		run -0 "$LOOPCTL" set --direct-io=off "$LOOPDEV"
 		[[ $(attr loop/dio) == 0 ]] || fail "dio=$(attr loop/dio)"
 		[[ $(dio_column status) == off ]] || fail "status: $(dio_column status)"

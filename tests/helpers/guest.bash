@@ -239,16 +239,14 @@ release_at_least() {
 	return 0
 }
 
-# require_loop_fix ID: skip unless the running kernel has upstream loop
-# fix ID (a commit id as in docs/loop-upstream-audit.md, or "series" for
-# a fix only this project's series has): the series carries every one;
-# a stock kernel has it from the releases listed here: the mainline
-# release, and the first release of each stable line that took it (the
-# stable review series: 6.12.25/6.14.4 reviewed 2025-04-23, 6.12.34/
-# 6.15.3 2025-06-17, 6.12.40/6.15.8 2025-07-22). NBIO_RUN_FIX_TESTS=1
-# runs the test anyway: how the regression tests are shown to fail on
-# the pristine kernel.
-require_loop_fix() {
+# loop_has_fix ID: the running kernel has upstream loop fix ID (a commit
+# id as in docs/loop-upstream-audit.md, or "series" for a fix only this
+# project's series has): the series carries every one; a stock kernel
+# has it from the releases listed here: the mainline release, and the
+# first release of each stable line that took it (the stable review
+# series: 6.12.25/6.14.4 reviewed 2025-04-23, 6.12.34/6.15.3 2025-06-17,
+# 6.12.40/6.15.8 2025-07-22).
+loop_has_fix() {
 	local id=$1 r
 	local -A since=(
 		[39d86db34e41]="6.16 6.15.3 6.12.34"
@@ -256,7 +254,6 @@ require_loop_fix() {
 		[f2fed441c69b]="6.15 6.14.4 6.12.25"
 		[series]=""
 	)
-	[[ ${NBIO_RUN_FIX_TESTS:-} == 1 ]] && return 0
 	loop_has_series && return 0
 	for r in ${since[$id]}; do
 		if [[ $r == *.*.* ]]; then
@@ -265,5 +262,50 @@ require_loop_fix() {
 			kernel_at_least "$r" && return 0
 		fi
 	done
-	skip "needs loop fix $id (this project's kernel series${since[$id]:+, or Linux ${since[$id]// /, }}); running $(uname -r)"
+	LOOP_FIX_SINCE=${since[$id]}
+	return 1
+}
+
+# require_loop_fix ID: skip unless loop_has_fix ID. NBIO_RUN_FIX_TESTS=1
+# runs the test anyway: how the regression tests are shown to fail on
+# the pristine kernel.
+require_loop_fix() {
+	[[ ${NBIO_RUN_FIX_TESTS:-} == 1 ]] && return 0
+	loop_has_fix "$1" && return 0
+	skip "needs loop fix $1 (this project's kernel series${LOOP_FIX_SINCE:+, or Linux ${LOOP_FIX_SINCE// /, }}); running $(uname -r)"
+}
+
+# backing_cached FILE: bytes of FILE in the page cache (fincore, as root).
+backing_cached() {
+	fincore -nb -o RES "$1" | tr -d ' '
+}
+
+# read_through DEV FILE: drop the caches, read 4 MiB of the loop device
+# DEV with O_DIRECT (so its own page cache does not answer), and set RES
+# to the bytes of its backing FILE cached after: about 4 MiB when the
+# backing file served the reads through its page cache, near 0 when it
+# served them direct.
+read_through() {
+	drop_caches
+	(($(backing_cached "$2") == 0)) || fail "$2 still cached"
+	dd if="$1" of=/dev/null bs=256K count=16 iflag=direct status=none ||
+		fail "read of $1 failed"
+	RES=$(backing_cached "$2")
+	echo "after a 4 MiB read of $1: $RES bytes of $2 cached"
+}
+
+# udev_hold: keep udevd from reading block devices behind the tests' back
+# (blkid probing of each new device, and again after every close of one
+# opened for writing: the "watch" option of 60-block.rules), for tests
+# that count every request. Events queue up until udev_release. For
+# setup_file / teardown_file; nothing to do without a running udevd.
+udev_hold() {
+	pgrep -x systemd-udevd >/dev/null 2>&1 || return 0
+	udevadm settle --timeout=30 >/dev/null 2>&1
+	udevadm control --stop-exec-queue
+}
+
+udev_release() {
+	pgrep -x systemd-udevd >/dev/null 2>&1 || return 0
+	udevadm control --start-exec-queue
 }
