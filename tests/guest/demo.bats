@@ -54,8 +54,8 @@ probe_readahead_on_miss() {
 		assert_output --partial "exit status: 2 (2: something was missing); bytes written: 16777216"
 	fi
 	# loopctl cache: the backing file cached with direct I/O off, not on
-	assert_output --regexp $'\n/dev/loop[0-9]+ +0 +64M +64M .*/data +64M +64M\n'
-	assert_output --regexp $'\n/dev/loop[0-9]+ +1 +64M +64M .*/data +64M +0B\n'
+	assert_output --regexp $'\n/dev/loop[0-9]+ +off +64M +64M .*/data +64M +64M\n'
+	assert_output --regexp $'\n/dev/loop[0-9]+ +on +64M +64M .*/data +64M +0B\n'
 	# the 4K-sector disk: the reason, and the sector size that fixes it
 	assert_output --partial "use --sector-size 4096"
 	assert_output --partial "direct I/O is on (requested: auto)"

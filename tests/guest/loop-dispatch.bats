@@ -221,6 +221,7 @@ block_softirqs() {
 }
 
 @test "completion: direct I/O commands complete in place, without a block softirq each" {
+	require_loop_fix series
 	# Test for
 	# kernel/patches/0007-loop-complete-commands-directly-not-through-the-bloc.patch
 	# ("loop: complete commands directly, not through the block
@@ -253,6 +254,7 @@ block_softirqs() {
 }
 
 @test "submission: a synchronous direct write reaches loop from the writer, not from kblockd" {
+	require_loop_fix series
 	# Test for
 	# kernel/patches/0008-block-do-not-plug-in-blkdev_write_iter.patch
 	# ("block: do not plug in blkdev_write_iter()"). 6.1's

@@ -122,8 +122,10 @@ enospc() {
 
 # resize_under_load on|off: random reads of the device while the backing
 # file is truncated to 4 MiB and extended back to 8 MiB, 20 times. Then
-# the device must read the file's bytes up to its end and, past it,
-# zeroes (buffered) or EIO (direct I/O).
+# the device must read the file's bytes up to its end and, past it, EIO
+# on both paths (buffered reads end as direct ones do since f2fed441c69b,
+# kernel/patches/0004; 6.1 zero-filled a request across the end, the
+# data before it included, which the cmp below catches on 6.1).
 resize_under_load() {
 	local i pid
 	backing_file 8
@@ -148,13 +150,7 @@ resize_under_load() {
 	cmp -n $((4 * MiB)) "$LOOPDEV" "$BACKING" ||
 		fail "the device differs from the file below its end"
 	run dd if="$LOOPDEV" bs=4k count=1 skip=1536 iflag=direct status=none
-	if [[ $1 == on ]]; then
-		assert_failure
-	else
-		assert_success
-		dd if="$LOOPDEV" bs=4k count=1 skip=1536 iflag=direct status=none |
-			cmp -n 4096 - /dev/zero || fail "nonzero bytes past the end"
-	fi
+	assert_failure
 }
 
 @test "faults: the backing file truncated and extended under load (dio on)" {
@@ -162,6 +158,7 @@ resize_under_load() {
 }
 
 @test "faults: the backing file truncated and extended under load (dio off)" {
+	require_loop_fix f2fed441c69b
 	resize_under_load off
 }
 
