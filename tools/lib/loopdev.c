@@ -1299,7 +1299,7 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	 * could not be told, so do not pretend.
 	 */
 	if (!want && lc->dio != LOOPDEV_DIO_KEEP) {
-		rc = loopdev_served_facts(lc, &f);
+		rc = loopdev_served_facts(lc, NULL, &f);
 		if (rc)
 			return rc;
 		f.dio = false;
@@ -1752,12 +1752,11 @@ enum loopdev_served loopdev_served_decide(const struct loopdev_served_facts *f,
 }
 
 int loopdev_served_facts(struct loopdev_ctx *lc,
+			 const struct loopdev_request *req,
 			 struct loopdev_served_facts *f)
 {
-	struct loopdev_request req;
+	struct loopdev_request own;
 	struct utsname u;
-	char path[PATH_MAX];
-	int rc;
 
 	memset(f, 0, sizeof(*f));
 	if (!lc->state.bound)
@@ -1765,26 +1764,26 @@ int loopdev_served_facts(struct loopdev_ctx *lc,
 	f->dio = lc->state.dio;
 	/*
 	 * The series' loop/stat (kernel/patches/0005) travels with its
-	 * backport of f2fed441c69b (0004): its presence is the probe.
+	 * backport of f2fed441c69b (0004): loopdev_read_state() read it.
 	 */
-	rc = loop_sysfs_path(lc, "loop/stat", path, sizeof(path));
-	if (rc)
-		return rc;
-	f->series = access(path, F_OK) == 0;
+	f->series = lc->state.stat.present;
 	if (uname(&u) == 0)
 		copy_str(f->release, sizeof(f->release), u.release);
 	/* no record, or one we may not read: not known to be plain */
-	if (loopdev_load_request(lc, &req) == 0)
-		f->plain = req.plain;
+	if (!req && loopdev_load_request(lc, &own) == 0)
+		req = &own;
+	if (req)
+		f->plain = req->plain;
 	return 0;
 }
 
 enum loopdev_served loopdev_dio_served(struct loopdev_ctx *lc,
+				       const struct loopdev_request *req,
 				       enum loopdev_served_why *why)
 {
 	struct loopdev_served_facts f;
 
-	if (loopdev_served_facts(lc, &f)) {
+	if (loopdev_served_facts(lc, req, &f)) {
 		if (why)
 			*why = LOOPDEV_SERVED_INHERITS;
 		return LOOPDEV_SERVED_UNKNOWN;

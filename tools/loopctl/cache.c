@@ -116,7 +116,7 @@ int cmd_cache(int argc, char **argv)
 				break;
 			case CCOL_DIO:
 				set_served(&o, ln, k,
-					   loopdev_dio_served(&lc, NULL));
+					   loopdev_dio_served(&lc, NULL, NULL));
 				break;
 			case CCOL_SIZE:
 				set_size(&o, ln, k, cc.dev_size);

@@ -135,7 +135,7 @@ static void status_line(struct libscols_table *tb, const struct output *o,
 	if (!ln)
 		err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
 	loopdev_load_request(lc, &req);
-	served = loopdev_dio_served(lc, &served_why);
+	served = loopdev_dio_served(lc, &req, &served_why);
 	why[0] = '\0';
 	if (served == LOOPDEV_SERVED_UNKNOWN)
 		snprintf(why, sizeof(why), "%s",

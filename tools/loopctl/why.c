@@ -64,7 +64,7 @@ static enum loopdev_served print_served(const char *obj,
 	enum loopdev_served served;
 
 	loopdev_load_request(lc, &req);
-	served = loopdev_dio_served(lc, &why);
+	served = loopdev_dio_served(lc, &req, &why);
 	printf("%s: direct I/O is %s (requested: %s), backing file %s\n",
 	       obj, served_word(served),
 	       req.known ? dio_word(req.dio) : "unknown", s->back_file);
