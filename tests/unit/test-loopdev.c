@@ -2,16 +2,19 @@
 /*
  * Unit tests for the parts of tools/lib/loopdev.c that need no loop
  * device and no root: which names mean a loop device, the sector size
- * the automatic choice picks, and what a device's backing file is
- * really served (kernel releases, the table of fixed ones, the rules).
+ * the automatic choice picks, 6.1's direct-I/O rules (loopdev-dio.c),
+ * and what a device's backing file is really served (kernel releases,
+ * the table of fixed ones, the rules).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "c.h"
-#include "loopdev.h"
+#include "loopdev-dio.h"
 #include "tap.h"
 
 static void test_is_device_name(void)
@@ -182,6 +185,81 @@ static void test_served_decide(void)
 	       "the reason is optional");
 }
 
+/*
+ * loopdev_dio_judge(): 6.1's __loop_update_dio() rules and STATX_DIOALIGN
+ * from a table of facts, no file needed. Each case names the rule that
+ * decides it; dropping that rule changes the case's reasons or sizes.
+ */
+static void test_dio_rules(void)
+{
+	const uint32_t big = 2 * loopdev_sector_max();
+	const struct {
+		const char *what;
+		struct loopdev_dio in;
+		unsigned int reasons;
+		uint32_t used, best;
+	} cases[] = {
+		{ "ext4 on a 512-byte disk: direct I/O at 512",
+		  { .type = S_IFREG, .bdev_lbs = 512, .has_dioalign = true,
+		    .dio_offset_align = 512 },
+		  0, 512, 512 },
+		{ "no ->direct_IO (tmpfs on 6.1): NO_ODIRECT, no size helps",
+		  { .type = S_IFREG, .odirect_errno = EINVAL },
+		  LOOPDEV_DIO_NO_ODIRECT, 512, 0 },
+		{ "4K disk, sector 512 asked: SECTOR",
+		  { .type = S_IFREG, .bdev_lbs = 4096, .sector_size = 512,
+		    .has_dioalign = true, .dio_offset_align = 4096 },
+		  LOOPDEV_DIO_SECTOR, 512, 4096 },
+		{ "4K disk, no sector given: attach picks the disk's 4096",
+		  { .type = S_IFREG, .bdev_lbs = 4096 },
+		  0, 4096, 4096 },
+		{ "4K block device, no sector given: 512 (no s_bdev), SECTOR",
+		  { .type = S_IFBLK, .bdev_lbs = 4096 },
+		  LOOPDEV_DIO_SECTOR, 512, 4096 },
+		{ "offset 512 on a 4K disk: OFFSET",
+		  { .type = S_IFREG, .bdev_lbs = 4096, .sector_size = 4096,
+		    .offset = 512 },
+		  LOOPDEV_DIO_OFFSET, 4096, 4096 },
+		{ "file system needs 4096 on a 512-byte disk, sector 512: FS_ALIGN",
+		  { .type = S_IFREG, .bdev_lbs = 512, .sector_size = 512,
+		    .has_dioalign = true, .dio_offset_align = 4096 },
+		  LOOPDEV_DIO_FS_ALIGN, 512, 4096 },
+		{ "file system needs 4096, offset 512: FS_ALIGN",
+		  { .type = S_IFREG, .bdev_lbs = 512, .sector_size = 4096,
+		    .offset = 512, .has_dioalign = true,
+		    .dio_offset_align = 4096 },
+		  LOOPDEV_DIO_FS_ALIGN, 4096, 4096 },
+		{ "alignment above the page size: TOO_LARGE, no size helps",
+		  { .type = S_IFREG, .bdev_lbs = 512, .sector_size = 512,
+		    .has_dioalign = true, .dio_offset_align = big },
+		  LOOPDEV_DIO_FS_ALIGN | LOOPDEV_DIO_TOO_LARGE, 512, 0 },
+		{ "STATX_DIOALIGN 0 (data=journal): FS_BUFFERED, a warning",
+		  { .type = S_IFREG, .bdev_lbs = 512, .has_dioalign = true },
+		  LOOPDEV_DIO_FS_BUFFERED, 512, 512 },
+		{ "no STATX_DIOALIGN and no disk (9p): ALIGN_UNKNOWN, a warning",
+		  { .type = S_IFREG },
+		  LOOPDEV_DIO_ALIGN_UNKNOWN, 512, 512 },
+	};
+	struct loopdev_dio d;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		d = cases[i].in;
+		/* conclusions are outputs: poison what a rule must set */
+		d.required = d.sector_used = d.best_sector = 1;
+		d.reasons = ~0U;
+		loopdev_dio_judge(&d);
+		if (!tap_ok(d.reasons == cases[i].reasons &&
+			    d.sector_used == cases[i].used &&
+			    d.best_sector == cases[i].best &&
+			    loopdev_dio_possible(&d) ==
+			    !(cases[i].reasons & LOOPDEV_DIO_BLOCKING),
+			    "%s", cases[i].what))
+			printf("# reasons %#x used %u best %u\n", d.reasons,
+			       d.sector_used, d.best_sector);
+	}
+}
+
 int main(void)
 {
 	test_is_device_name();
@@ -189,5 +267,6 @@ int main(void)
 	test_parse_release();
 	test_release_has_fix();
 	test_served_decide();
+	test_dio_rules();
 	return tap_done();
 }

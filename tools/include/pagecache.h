@@ -223,6 +223,18 @@ int pc_uncached_run(struct pc_reader *rd, uint64_t off, uint64_t max,
 		    uint64_t *run);
 
 /*
+ * pc_cached_bytes - how many bytes of the reader's file (its size as of
+ * the last pc_reader_refresh()) the page cache holds: cachestat(2) where
+ * the kernel answers it for this file, else mincore(2) where it tells
+ * this caller the truth (pc_residency_init()'s choice, without its
+ * RWF_NOWAIT probe, which a count does not need). A cached last page
+ * counts only the file's bytes in it. Never reads, faults in or evicts
+ * a page. Returns 0, -EOPNOTSUPP when neither can answer for this
+ * caller, or -errno.
+ */
+int pc_cached_bytes(struct pc_reader *rd, uint64_t *cached);
+
+/*
  * pc_read_resident - copy bytes that pc_resident() found cached, adding
  * no page to the page cache
  * @rd, @buf, @len, @off, @res: as for pc_read_nowait()

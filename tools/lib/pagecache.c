@@ -22,6 +22,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/fs.h>
 
 #include "pagecache.h"
@@ -305,13 +306,22 @@ static int pc_cachestat(int fd, uint64_t off, uint64_t len,
  * can_do_mincore() in mm/mincore.c) only to a caller that owns the file
  * (or has CAP_FOWNER) or may open it for writing; to anyone else it
  * reports every page resident. Mirror that rule: owner by the effective
- * uid, or write permission by faccessat2(AT_EACCESS) on the descriptor,
+ * uid, CAP_FOWNER in the effective set, or write permission by faccessat2(AT_EACCESS) on the descriptor,
  * which also says no on a read-only mount, as file_permission() does.
  * Anything we cannot check counts as "no".
  */
 static bool pc_mincore_truthful(const struct pc_reader *rd)
 {
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+
 	if (rd->uid == geteuid())
+		return true;
+	/* inode_owner_or_capable(): CAP_FOWNER counts as owning it */
+	if (syscall(SYS_capget, &hdr, caps) == 0 &&
+	    (caps[CAP_FOWNER / 32].effective & (1U << (CAP_FOWNER % 32))))
 		return true;
 	return syscall(__NR_faccessat2, rd->fd, "", W_OK,
 		       AT_EACCESS | AT_EMPTY_PATH) == 0;
@@ -336,18 +346,15 @@ static int pc_probe_nowait(struct pc_reader *rd)
 	return pc_read_nowait(rd, &byte, 1, rd->size, &r);
 }
 
-int pc_residency_init(struct pc_reader *rd)
+/*
+ * cachestat(2) where the kernel answers it for this file, else mincore(2)
+ * where it tells this caller the truth, else PC_RES_UNKNOWN. Reads
+ * nothing. Returns 0 or -errno of an unexpected failure.
+ */
+static int pc_residency_pick(struct pc_reader *rd)
 {
 	struct pc_cachestat cs;
 	int rc;
-
-	rc = pc_probe_nowait(rd);
-	if (rc)
-		return rc;
-	if (pc_reader_is_unsupported(rd)) {
-		rd->res = PC_RES_NONE;
-		return 0;
-	}
 
 	rc = pc_cachestat(rd->fd, 0, (uint64_t)pc_page_size(), &cs);
 	switch (rc) {
@@ -363,12 +370,25 @@ int pc_residency_init(struct pc_reader *rd)
 	default:
 		return rc;
 	}
-	if (pc_mincore_truthful(rd))
-		rd->res = PC_RES_MINCORE;
-	else if (!pc_nowait_reads_ahead())
-		rd->res = PC_RES_PROBE;
-	else
+	rd->res = pc_mincore_truthful(rd) ? PC_RES_MINCORE : PC_RES_UNKNOWN;
+	return 0;
+}
+
+int pc_residency_init(struct pc_reader *rd)
+{
+	int rc;
+
+	rc = pc_probe_nowait(rd);
+	if (rc)
+		return rc;
+	if (pc_reader_is_unsupported(rd)) {
 		rd->res = PC_RES_NONE;
+		return 0;
+	}
+	rc = pc_residency_pick(rd);
+	if (rc || rd->res != PC_RES_UNKNOWN)
+		return rc;
+	rd->res = pc_nowait_reads_ahead() ? PC_RES_NONE : PC_RES_PROBE;
 	return 0;
 }
 
@@ -556,6 +576,62 @@ int pc_uncached_run(struct pc_reader *rd, uint64_t off, uint64_t max,
 	bytes = (first + n) * (uint64_t)psz;
 	bytes = bytes > off ? bytes - off : 0;
 	*run = bytes < max ? bytes : max;
+	return 0;
+}
+
+/* Cached pages among @npages from page 0, by mincore() window by window. */
+static int pc_count_mincore(int fd, uint64_t npages, long psz,
+			    uint64_t *cached)
+{
+	unsigned char *vec;
+	uint64_t done, n, i;
+	int rc = 0;
+
+	vec = malloc(PC_MINCORE_WINDOW);
+	if (!vec)
+		return -ENOMEM;
+	for (done = 0; done < npages && !rc; done += n) {
+		n = npages - done < PC_MINCORE_WINDOW ? npages - done :
+							PC_MINCORE_WINDOW;
+		rc = pc_resident_mincore(fd, done, n, vec, psz);
+		for (i = 0; !rc && i < n; i++)
+			*cached += vec[i];
+	}
+	free(vec);
+	return rc;
+}
+
+int pc_cached_bytes(struct pc_reader *rd, uint64_t *cached)
+{
+	long psz = pc_page_size();
+	uint64_t npages = (rd->size + (uint64_t)psz - 1) / (uint64_t)psz;
+	uint64_t n = 0, tail = rd->size % (uint64_t)psz;
+	unsigned char last;
+	int rc;
+
+	*cached = 0;
+	if (rd->res == PC_RES_UNKNOWN) {
+		rc = pc_residency_pick(rd);
+		if (rc)
+			return rc;
+	}
+	if (rd->res == PC_RES_CACHESTAT)
+		rc = npages ? pc_cached_pages(rd->fd, 0, npages, psz, &n) : 0;
+	else if (rd->res == PC_RES_MINCORE)
+		rc = pc_count_mincore(rd->fd, npages, psz, &n);
+	else
+		rc = -EOPNOTSUPP;
+	if (rc || !n)
+		return rc;
+	*cached = n * (uint64_t)psz;
+	/* a cached last page holds only the file's last bytes */
+	if (tail) {
+		rc = pc_resident(rd, rd->size - 1, 1, &last);
+		if (rc)
+			return rc;
+		if (last)
+			*cached -= (uint64_t)psz - tail;
+	}
 	return 0;
 }
 

@@ -29,7 +29,7 @@
 #include "c.h"
 #include "cliutils.h"
 #include "columns.h"
-#include "loopdev.h"
+#include "loopdev-dio.h"
 #include "strutils.h"
 
 /* Exit status, listed in loopctl(8) EXIT STATUS. */
