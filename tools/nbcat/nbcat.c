@@ -191,19 +191,111 @@ static void check_buffered(struct nbcat *nb, bool window_set)
 		    nb->window, chunk, cap, MAX_BUFFERED / nb->chunk);
 }
 
+/* Long-only options, numbered past every char. */
+enum {
+	OPT_PREFETCH = CHAR_MAX + 1,
+	OPT_RAW,
+	OPT_BYTES,
+	OPT_NOHEADINGS,
+	OPT_TRACE,
+	OPT_STRATEGY,
+	OPT_CHUNK_SIZE,
+};
+
+/*
+ * How to read: strategy, workers, chunks, the window, --cached-only.
+ * False if @c is not one of these.
+ */
+static bool read_option(struct nbcat *nb, int c, const char *arg,
+			bool *window_set)
+{
+	switch (c) {
+	case 's':
+	case OPT_STRATEGY:
+		nb->strategy = parse_strategy(arg, c);
+		return true;
+	case 'j':
+		nb->jobs = (unsigned int)parse_num(arg, "number of jobs", 1,
+						   MAX_JOBS);
+		return true;
+	case 'b':
+	case OPT_CHUNK_SIZE:
+		nb->chunk = parse_chunk(arg, c);
+		return true;
+	case 'w':
+		nb->window = (unsigned int)parse_num(arg, "window size", 1,
+						     MAX_WINDOW);
+		*window_set = true;
+		return true;
+	case 'c':
+		nb->cached_only = parse_cached_only(arg);
+		return true;
+	case OPT_PREFETCH:
+		nb->prefetch = true;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What to tell: the report, its format, the side files, progress.
+ * False if @c is not one of these.
+ */
+static bool report_option(struct nbcat *nb, struct nbcat_args *a, int c,
+			  const char *arg)
+{
+	switch (c) {
+	case 'm':
+		a->missing = arg;
+		return true;
+	case 'q':
+		nb->quiet = true;
+		return true;
+	case 'J':
+		nb->json = true;
+		return true;
+	case 'r':
+		a->report = arg;
+		return true;
+	case 'o':
+		a->columns = arg;
+		return true;
+	case OPT_RAW:
+		nb->raw = true;
+		return true;
+	case OPT_BYTES:
+		nb->bytes = true;
+		return true;
+	case OPT_NOHEADINGS:
+		nb->noheadings = true;
+		return true;
+	case OPT_TRACE:
+		a->trace = arg;
+		return true;
+	case 'p':
+		nb->progress = true;
+		return true;
+	}
+	return false;
+}
+
+/* The combinations, once every option is known; bad usage exits. */
+static void check_options(struct nbcat *nb, bool window_set)
+{
+	if (nb->json && nb->raw)
+		usage_error("--json and --raw are mutually exclusive");
+	if (nb->prefetch && nb->cached_only)
+		usage_error("--prefetch and --cached-only are mutually exclusive");
+	if (nb->cached_only && nb->strategy != STRATEGY_NOWAIT)
+		usage_error("--cached-only and --strategy=%s are mutually exclusive",
+			    nb->strategy == STRATEGY_POOL ? "pool" : "blocking");
+	check_buffered(nb, window_set);
+}
+
 /* Options into @nb and @a; bad usage exits. Returns optind. */
 static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 		      char **argv)
 {
-	enum {
-		OPT_PREFETCH = CHAR_MAX + 1,
-		OPT_RAW,
-		OPT_BYTES,
-		OPT_NOHEADINGS,
-		OPT_TRACE,
-		OPT_STRATEGY,
-		OPT_CHUNK_SIZE,
-	};
 	static const struct option longopts[] = {
 		{ "strategy",	 required_argument, NULL, OPT_STRATEGY },
 		{ "jobs",	 required_argument, NULL, 'j' },
@@ -237,60 +329,10 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 	argv[0] = program_invocation_short_name;
 	while ((c = getopt_long(argc, argv, "s:j:b:w:c::m:qJr:o:phVuAeEntTv",
 				longopts, NULL)) != -1) {
+		if (read_option(nb, c, optarg, &window_set) ||
+		    report_option(nb, a, c, optarg))
+			continue;
 		switch (c) {
-		case 's':
-		case OPT_STRATEGY:
-			nb->strategy = parse_strategy(optarg, c);
-			break;
-		case 'j':
-			nb->jobs = (unsigned int)parse_num(optarg,
-					"number of jobs", 1, MAX_JOBS);
-			break;
-		case 'b':
-		case OPT_CHUNK_SIZE:
-			nb->chunk = parse_chunk(optarg, c);
-			break;
-		case 'w':
-			nb->window = (unsigned int)parse_num(optarg,
-					"window size", 1, MAX_WINDOW);
-			window_set = true;
-			break;
-		case 'c':
-			nb->cached_only = parse_cached_only(optarg);
-			break;
-		case 'm':
-			a->missing = optarg;
-			break;
-		case OPT_PREFETCH:
-			nb->prefetch = true;
-			break;
-		case 'q':
-			nb->quiet = true;
-			break;
-		case 'J':
-			nb->json = true;
-			break;
-		case 'r':
-			a->report = optarg;
-			break;
-		case 'o':
-			a->columns = optarg;
-			break;
-		case OPT_RAW:
-			nb->raw = true;
-			break;
-		case OPT_BYTES:
-			nb->bytes = true;
-			break;
-		case OPT_NOHEADINGS:
-			nb->noheadings = true;
-			break;
-		case OPT_TRACE:
-			a->trace = optarg;
-			break;
-		case 'p':
-			nb->progress = true;
-			break;
 		case 'u':
 			break;	/* cat's "unbuffered": nbcat writes at once */
 		case 'A': case 'e': case 'E': case 'n': case 't': case 'T':
@@ -304,16 +346,7 @@ static int parse_args(struct nbcat *nb, struct nbcat_args *a, int argc,
 			try_help();
 		}
 	}
-
-	if (nb->json && nb->raw)
-		usage_error("--json and --raw are mutually exclusive");
-	if (nb->prefetch && nb->cached_only)
-		usage_error("--prefetch and --cached-only are mutually exclusive");
-	if (nb->cached_only && nb->strategy != STRATEGY_NOWAIT)
-		usage_error("--cached-only and --strategy=%s are mutually exclusive",
-			    nb->strategy == STRATEGY_POOL ? "pool" : "blocking");
-	check_buffered(nb, window_set);
-
+	check_options(nb, window_set);
 	return optind;
 }
 
