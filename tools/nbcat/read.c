@@ -393,15 +393,82 @@ static void cached_unknown(struct nbcat *nb, struct input *in,
 	missing_line(nb, in, in->off, NULL);
 }
 
+/*
+ * --cached-only=stop by probing: the chunk at in->off holds data up to
+ * @at, its first missing byte; the rest of the file is missing.
+ */
+static int probe_stop(struct nbcat *nb, struct input *in,
+		      const struct pc_result *r, uint64_t at)
+{
+	uint64_t end, size;
+	int rc;
+
+	count_probe(nb, in, in->off, nb->chunk, r);
+	rc = missing_rest(nb, in, at);
+	size = pc_reader_get_size(&in->rd);
+	end = in->off + nb->chunk;
+	if (end > size)
+		end = size;
+	if (end > at)
+		nb->cur.miss_bytes += end - at;
+	in->off = at;
+	return rc;
+}
+
+/*
+ * --cached-only=skip by probing: the chunk at in->off holds data up to
+ * @at; sort the rest of it out page by page. Returns 1 to go on with the
+ * next chunk, 0 when the file ends (it shrank), or -errno.
+ */
+static int probe_skip(struct nbcat *nb, struct input *in, char *buf,
+		      const struct pc_result *r, uint64_t at)
+{
+	struct stats *st = &nb->cur;
+	uint64_t end, size, cached;
+	int rc;
+
+	hist_add(&st->lat[r->bytes ? LAT_NOWAIT : LAT_EAGAIN], r->ns);
+	trace(nb, in, in->off, r->bytes ? r->bytes : nb->chunk,
+	      r->bytes ? "partial" : "miss", r->ns);
+	st->partial_bytes += r->bytes;
+	cached = r->bytes;
+	size = pc_reader_get_size(&in->rd);
+	if (at >= size) {
+		/*
+		 * Nothing to skip below the size we know: it is stale (the
+		 * file grew or shrank). Without a new one the caller would
+		 * probe @at for ever.
+		 */
+		rc = pc_reader_refresh(&in->rd);
+		if (rc)
+			return rc;
+		size = pc_reader_get_size(&in->rd);
+		if (at >= size) {
+			in->off = at;
+			return 0;	/* the file ends here now */
+		}
+	}
+	end = in->off + nb->chunk;
+	if (end > size)
+		end = size;
+	rc = skip_missing(nb, in, buf, at, end, &cached);
+	if (rc)
+		return rc;
+	st->chunks++;
+	if (cached)
+		st->partial_chunks++;
+	else
+		st->miss_chunks++;
+	return in->off < end ? 0 : 1;	/* short: the file shrank */
+}
+
 /* --cached-only by probing: a miss starts no I/O on this kernel. */
 static int copy_cached_probe(struct nbcat *nb, struct input *in, char *buf)
 {
-	struct stats *st = &nb->cur;
 	struct pc_result r;
-	uint64_t at, end, size, cached;
 	int rc;
 
-	st->mode = MODE_NOWAIT;
+	nb->cur.mode = MODE_NOWAIT;
 	for (;;) {
 		rc = pc_read_nowait(&in->rd, buf, nb->chunk, in->off, &r);
 		if (rc)
@@ -424,57 +491,12 @@ static int copy_cached_probe(struct nbcat *nb, struct input *in, char *buf)
 		case PC_MISS:
 			break;
 		}
-
-		/* first missing byte of this chunk */
-		at = in->off + r.bytes;
-		if (nb->cached_only == CACHED_ONLY_STOP) {
-			count_probe(nb, in, in->off, nb->chunk, &r);
-			rc = missing_rest(nb, in, at);
-			size = pc_reader_get_size(&in->rd);
-			end = in->off + nb->chunk;
-			if (end > size)
-				end = size;
-			if (end > at)
-				st->miss_bytes += end - at;
-			in->off = at;
+		/* in->off + r.bytes: the first missing byte of this chunk */
+		if (nb->cached_only == CACHED_ONLY_STOP)
+			return probe_stop(nb, in, &r, in->off + r.bytes);
+		rc = probe_skip(nb, in, buf, &r, in->off + r.bytes);
+		if (rc <= 0)
 			return rc;
-		}
-
-		/* skip: sort the rest of the chunk out page by page */
-		hist_add(&st->lat[r.bytes ? LAT_NOWAIT : LAT_EAGAIN], r.ns);
-		trace(nb, in, in->off, r.bytes ? r.bytes : nb->chunk,
-		      r.bytes ? "partial" : "miss", r.ns);
-		st->partial_bytes += r.bytes;
-		cached = r.bytes;
-		size = pc_reader_get_size(&in->rd);
-		if (at >= size) {
-			/*
-			 * Nothing to skip below the size we know: it is stale
-			 * (the file grew or shrank). Without a new one this
-			 * loop would probe @at for ever.
-			 */
-			rc = pc_reader_refresh(&in->rd);
-			if (rc)
-				return rc;
-			size = pc_reader_get_size(&in->rd);
-			if (at >= size) {
-				in->off = at;
-				return 0;	/* the file ends here now */
-			}
-		}
-		end = in->off + nb->chunk;
-		if (end > size)
-			end = size;
-		rc = skip_missing(nb, in, buf, at, end, &cached);
-		if (rc)
-			return rc;
-		st->chunks++;
-		if (cached)
-			st->partial_chunks++;
-		else
-			st->miss_chunks++;
-		if (in->off < end)
-			return 0;	/* the file shrank */
 	}
 }
 
@@ -534,6 +556,110 @@ static int skip_uncached(struct nbcat *nb, struct input *in)
 }
 
 /*
+ * A chunk of --cached-only where the residency query works: [in->off,
+ * end), and what reading its cached pages found.
+ */
+struct resident_chunk {
+	uint64_t end;		/* within the file's size */
+	uint64_t first;		/* the page vec[0] stands for */
+	uint64_t at;		/* its first missing byte (end: none) */
+	uint64_t cached;	/* bytes written */
+};
+
+/*
+ * Read the runs of cached pages of @ch with RWF_NOWAIT and write them;
+ * note the runs that are not (or no longer) cached as missing. Stops at
+ * the first missing byte for --cached-only=stop, and where the file
+ * turns out to have shrunk (ch->end moves there). Returns 0, 1 when
+ * RWF_NOWAIT turned out unsupported (the rest is unknown: said), or
+ * -errno.
+ */
+static int read_resident(struct nbcat *nb, struct input *in, char *buf,
+			 const unsigned char *vec, struct resident_chunk *ch)
+{
+	struct stats *st = &nb->cur;
+	struct pc_result r;
+	uint64_t p, q, got;
+	int rc;
+
+	ch->cached = 0;
+	ch->at = ch->end;
+	for (p = in->off; p < ch->end; p = q) {
+		q = run_end(nb, vec, ch->first, p, ch->end);
+		got = 0;
+		if (vec[p / nb->pagesize - ch->first]) {
+			rc = pc_read_resident(&in->rd, buf, q - p, p, &r);
+			if (rc)
+				return rc;
+			if (r.outcome == PC_UNSUPPORTED) {
+				in->off = p;
+				cached_unknown(nb, in, MODE_UNSUPPORTED);
+				return 1;
+			}
+			got = r.bytes;
+			hist_add(&st->lat[got ? LAT_NOWAIT : LAT_EAGAIN],
+				 r.ns);
+			trace(nb, in, p, got ? got : q - p,
+			      got == q - p ? "hit" : got ? "partial" : "miss",
+			      r.ns);
+			emit(nb, buf, got);
+			ch->cached += got;
+			if (r.outcome == PC_EOF ||
+			    (r.outcome == PC_HIT && got < q - p)) {
+				ch->end = p + got;	/* the file shrank */
+				break;
+			}
+		} else {
+			trace(nb, in, p, q - p, "miss", 0);
+		}
+		if (got < q - p) {
+			if (ch->at == ch->end)
+				ch->at = p + got;
+			if (nb->cached_only == CACHED_ONLY_STOP)
+				break;
+			missing_add(nb, in, p + got, q - p - got);
+			st->missing += q - p - got;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Count the chunk @ch that was read, and move past it; @size is the
+ * file's size it was cut to. Returns 1 to go on, 0 when the file ends
+ * there (it shrank, or --cached-only=stop met a missing byte: the rest
+ * of the file is missing), or -errno.
+ */
+static int resident_done(struct nbcat *nb, struct input *in,
+			 const struct resident_chunk *ch, uint64_t size)
+{
+	struct stats *st = &nb->cur;
+
+	st->chunks++;
+	if (ch->cached == ch->end - in->off) {
+		st->hit_chunks++;
+		st->hit_bytes += ch->cached;
+	} else if (ch->cached) {
+		st->partial_chunks++;
+		st->partial_bytes += ch->cached;
+	} else {
+		st->miss_chunks++;
+	}
+	if (nb->cached_only == CACHED_ONLY_STOP && ch->at < ch->end) {
+		st->miss_bytes += ch->end - ch->at;
+		in->off = ch->at;
+		return missing_rest(nb, in, ch->at);
+	}
+	st->miss_bytes += ch->end - in->off - ch->cached;
+	if (ch->end < size && ch->end < in->off + nb->chunk) {
+		in->off = ch->end;
+		return 0;	/* the file shrank */
+	}
+	in->off = ch->end;
+	return 1;
+}
+
+/*
  * --cached-only where the residency query works: ask which pages of the
  * chunk are cached (cachestat or mincore, which add none), then read only
  * those, with RWF_NOWAIT. A page evicted between the query and the read
@@ -542,13 +668,12 @@ static int skip_uncached(struct nbcat *nb, struct input *in)
 static int copy_cached_resident(struct nbcat *nb, struct input *in,
 				char *buf, unsigned char *vec)
 {
-	struct stats *st = &nb->cur;
-	struct pc_result r;
-	uint64_t size, end, p, q, at, got, first, npages, cached;
+	struct resident_chunk ch;
+	uint64_t size, npages;
 	bool grown_checked = false;
 	int rc;
 
-	st->mode = MODE_NOWAIT;
+	nb->cur.mode = MODE_NOWAIT;
 	for (;;) {
 		size = pc_reader_get_size(&in->rd);
 		if (in->off >= size) {
@@ -562,14 +687,15 @@ static int copy_cached_resident(struct nbcat *nb, struct input *in,
 			continue;
 		}
 		grown_checked = false;
-		end = in->off + nb->chunk < size ? in->off + nb->chunk : size;
-		rc = pc_resident(&in->rd, in->off, end - in->off, vec);
+		ch.end = in->off + nb->chunk < size ? in->off + nb->chunk :
+						      size;
+		rc = pc_resident(&in->rd, in->off, ch.end - in->off, vec);
 		if (rc)
 			return rc;
-		first = in->off / nb->pagesize;
-		npages = (end - 1) / nb->pagesize - first + 1;
+		ch.first = in->off / nb->pagesize;
+		npages = (ch.end - 1) / nb->pagesize - ch.first + 1;
 		if (nb->cached_only == CACHED_ONLY_SKIP &&
-		    end - in->off == nb->chunk && !memchr(vec, 1, npages)) {
+		    ch.end - in->off == nb->chunk && !memchr(vec, 1, npages)) {
 			/* a whole chunk uncached: how many more are? */
 			rc = skip_uncached(nb, in);
 			if (rc <= 0)
@@ -589,71 +715,15 @@ static int copy_cached_resident(struct nbcat *nb, struct input *in,
 			size = pc_reader_get_size(&in->rd);
 			if (in->off >= size)
 				return 0;	/* the file shrank */
-			if (end > size)
-				end = size;
+			if (ch.end > size)
+				ch.end = size;
 		}
-		cached = 0;
-		at = end;	/* first missing byte of the chunk */
-		for (p = in->off; p < end; p = q) {
-			q = run_end(nb, vec, first, p, end);
-			got = 0;
-			if (vec[p / nb->pagesize - first]) {
-				rc = pc_read_resident(&in->rd, buf, q - p, p,
-						      &r);
-				if (rc)
-					return rc;
-				if (r.outcome == PC_UNSUPPORTED) {
-					in->off = p;
-					cached_unknown(nb, in, MODE_UNSUPPORTED);
-					return 0;
-				}
-				got = r.bytes;
-				hist_add(&st->lat[got ? LAT_NOWAIT :
-						 LAT_EAGAIN], r.ns);
-				trace(nb, in, p, got ? got : q - p,
-				      got == q - p ? "hit" :
-				      got ? "partial" : "miss", r.ns);
-				emit(nb, buf, got);
-				cached += got;
-				if (r.outcome == PC_EOF ||
-				    (r.outcome == PC_HIT && got < q - p)) {
-					end = p + got;	/* the file shrank */
-					break;
-				}
-			} else {
-				trace(nb, in, p, q - p, "miss", 0);
-			}
-			if (got < q - p) {
-				if (at == end)
-					at = p + got;
-				if (nb->cached_only == CACHED_ONLY_STOP)
-					break;
-				missing_add(nb, in, p + got, q - p - got);
-				st->missing += q - p - got;
-			}
-		}
-
-		st->chunks++;
-		if (cached == end - in->off) {
-			st->hit_chunks++;
-			st->hit_bytes += cached;
-		} else if (cached) {
-			st->partial_chunks++;
-			st->partial_bytes += cached;
-		} else {
-			st->miss_chunks++;
-		}
-		if (nb->cached_only == CACHED_ONLY_STOP && at < end) {
-			st->miss_bytes += end - at;
-			in->off = at;
-			return missing_rest(nb, in, at);
-		}
-		st->miss_bytes += end - in->off - cached;
-		if (end < size && end < in->off + nb->chunk) {
-			in->off = end;
-			return 0;	/* the file shrank */
-		}
-		in->off = end;
+		rc = read_resident(nb, in, buf, vec, &ch);
+		if (rc)
+			return rc < 0 ? rc : 0;
+		rc = resident_done(nb, in, &ch, size);
+		if (rc <= 0)
+			return rc;
 	}
 }
 
