@@ -156,25 +156,11 @@ static const char *const residency_names[] = {
 	[PC_RES_NONE]      = "none",
 };
 
-static char *column_data(const struct nbcat *nb, const struct stats *st,
-			 bool total, int col)
+/* The counters: chunks as they are, bytes as sizes. */
+static char *counter_data(const struct nbcat *nb, const struct stats *st,
+			  int col)
 {
-	uint64_t cached = st->hit_bytes + st->partial_bytes;
-	uint64_t classified_chunks = st->hit_chunks + st->partial_chunks +
-				     st->miss_chunks;
-	char buf[HUMAN_LEN];
-	uint64_t bps;
-
 	switch (col) {
-	case COL_FILE:
-		if (total)
-			return nb->json ? NULL : strdup("total");
-		/* a file name is bytes; JSON strings must be UTF-8 */
-		return nb->json ? utf8_escape_dup(st->path) : strdup(st->path);
-	case COL_TYPE:
-		return strdup(total ? "total" : "file");
-	case COL_MODE:
-		return total ? NULL : strdup(mode_names[st->mode]);
 	case COL_SIZE:
 		return fmt_size(nb, st->size);
 	case COL_BYTES:
@@ -197,37 +183,68 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 		return fmt_size(nb, st->miss_bytes);
 	case COL_UNSUP_BYTES:
 		return fmt_size(nb, st->unsup_bytes);
+	}
+	return NULL;
+}
+
+/* The latency columns: a class of reads, a percentile (100: slowest). */
+static const struct {
+	int col;
+	int lat;	/* LAT_* */
+	double pct;
+} lat_columns[] = {
+	{ COL_NOWAIT_P50,   LAT_NOWAIT,   50 },
+	{ COL_NOWAIT_P99,   LAT_NOWAIT,   99 },
+	{ COL_NOWAIT_MAX,   LAT_NOWAIT,   100 },
+	{ COL_EAGAIN_P50,   LAT_EAGAIN,   50 },
+	{ COL_EAGAIN_P99,   LAT_EAGAIN,   99 },
+	{ COL_EAGAIN_MAX,   LAT_EAGAIN,   100 },
+	{ COL_FALLBACK_P50, LAT_FALLBACK, 50 },
+	{ COL_FALLBACK_P99, LAT_FALLBACK, 99 },
+	{ COL_FALLBACK_MAX, LAT_FALLBACK, 100 },
+};
+
+/* Bytes written per second of wall time. */
+static char *fmt_bps(const struct nbcat *nb, const struct stats *st)
+{
+	char buf[HUMAN_LEN];
+	uint64_t bps;
+
+	if (!st->ns)
+		return NULL;
+	bps = (uint64_t)((double)st->bytes * 1e9 / (double)st->ns);
+	if (exact(nb))
+		return fmt_u64(bps);
+	return xstrdup_printf("%s/s", size_to_human(buf, bps));
+}
+
+/* The cell of column @col for @st, a file or the @total; NULL: empty. */
+static char *column_data(const struct nbcat *nb, const struct stats *st,
+			 bool total, int col)
+{
+	uint64_t cached = st->hit_bytes + st->partial_bytes;
+	uint64_t classified_chunks = st->hit_chunks + st->partial_chunks +
+				     st->miss_chunks;
+	size_t i;
+
+	switch (col) {
+	case COL_FILE:
+		if (total)
+			return nb->json ? NULL : strdup("total");
+		/* a file name is bytes; JSON strings must be UTF-8 */
+		return nb->json ? utf8_escape_dup(st->path) : strdup(st->path);
+	case COL_TYPE:
+		return strdup(total ? "total" : "file");
+	case COL_MODE:
+		return total ? NULL : strdup(mode_names[st->mode]);
 	case COL_HIT_RATIO:
 		return fmt_ratio(nb, cached, cached + st->miss_bytes);
 	case COL_CHUNK_HIT_RATIO:
 		return fmt_ratio(nb, st->hit_chunks, classified_chunks);
-	case COL_NOWAIT_P50:
-		return fmt_lat(nb, &st->lat[LAT_NOWAIT], 50);
-	case COL_NOWAIT_P99:
-		return fmt_lat(nb, &st->lat[LAT_NOWAIT], 99);
-	case COL_NOWAIT_MAX:
-		return fmt_lat(nb, &st->lat[LAT_NOWAIT], 100);
-	case COL_EAGAIN_P50:
-		return fmt_lat(nb, &st->lat[LAT_EAGAIN], 50);
-	case COL_EAGAIN_P99:
-		return fmt_lat(nb, &st->lat[LAT_EAGAIN], 99);
-	case COL_EAGAIN_MAX:
-		return fmt_lat(nb, &st->lat[LAT_EAGAIN], 100);
-	case COL_FALLBACK_P50:
-		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 50);
-	case COL_FALLBACK_P99:
-		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 99);
-	case COL_FALLBACK_MAX:
-		return fmt_lat(nb, &st->lat[LAT_FALLBACK], 100);
 	case COL_TIME:
 		return fmt_ns(nb, st->ns);
 	case COL_BPS:
-		if (!st->ns)
-			return NULL;
-		bps = (uint64_t)((double)st->bytes * 1e9 / (double)st->ns);
-		if (exact(nb))
-			return fmt_u64(bps);
-		return xstrdup_printf("%s/s", size_to_human(buf, bps));
+		return fmt_bps(nb, st);
 	case COL_MISSING:
 		/* unknown (null) when a file could not be probed at all */
 		return st->missing_unknown ? NULL : fmt_size(nb, st->missing);
@@ -242,7 +259,11 @@ static char *column_data(const struct nbcat *nb, const struct stats *st,
 			return NULL;
 		return strdup(residency_names[st->res]);
 	}
-	return NULL;
+	for (i = 0; i < ARRAY_SIZE(lat_columns); i++)
+		if (lat_columns[i].col == col)
+			return fmt_lat(nb, &st->lat[lat_columns[i].lat],
+				       lat_columns[i].pct);
+	return counter_data(nb, st, col);
 }
 
 void report_add(struct nbcat *nb, const struct stats *st, bool total)
