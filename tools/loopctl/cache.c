@@ -55,7 +55,8 @@ static void __attribute__((__noreturn__)) usage_cache(void)
 	exit(LOOPCTL_EXIT_OK);
 }
 
-int cmd_cache(int argc, char **argv)
+/* Options into @o, whose columns are all of them; bad usage exits. */
+static void parse_cache(int argc, char **argv, struct output *o)
 {
 	static const struct option longopts[] = {
 		{ "bytes",      no_argument,       NULL, 'b' },
@@ -66,23 +67,14 @@ int cmd_cache(int argc, char **argv)
 		{ "help",       no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct output o = { .infos = cache_cols, .ninfos = NR_CACHE_COLS };
-	struct libscols_table *tb;
-	struct libscols_line *ln;
-	struct loopdev_cache cc;
-	struct loopdev_iter it;
-	struct loopdev_ctx lc;
-	int c, rc;
-	size_t k;
+	int c;
 
-	for (k = 0; k < NR_CACHE_COLS; k++)
-		o.cols[o.ncols++] = (int)k;
 	while ((c = getopt_long(argc, argv, "bJnO:h", longopts, NULL)) != -1) {
-		if (output_option(&o, c, optarg, "cache"))
+		if (output_option(o, c, optarg, "cache"))
 			continue;
 		switch (c) {
 		case 'b':
-			o.bytes = true;
+			o->bytes = true;
 			break;
 		case 'h':
 			usage_cache();
@@ -90,54 +82,83 @@ int cmd_cache(int argc, char **argv)
 			errtryhelp("cache");
 		}
 	}
+}
+
+/* The line of the device of @lc, whose page cache is @cc. */
+static void cache_line(struct libscols_table *tb, const struct output *o,
+		       struct loopdev_ctx *lc, const struct loopdev_cache *cc)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	size_t k;
+
+	if (!ln)
+		err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
+	for (k = 0; k < o->ncols; k++) {
+		switch (o->cols[k]) {
+		case CCOL_NAME:
+			set_cell(ln, k, "%s", loopdev_get_path(lc));
+			break;
+		case CCOL_DIO:
+			set_served(o, ln, k,
+				   loopdev_dio_served(lc, NULL, NULL));
+			break;
+		case CCOL_SIZE:
+			set_size(o, ln, k, cc->dev_size);
+			break;
+		case CCOL_CACHED:
+			set_size(o, ln, k, cc->dev_cached);
+			break;
+		case CCOL_BACK_FILE:
+			set_name(o, ln, k, loopdev_get_state(lc)->back_file);
+			break;
+		case CCOL_BACK_SIZE:
+			if (cc->back_known)
+				set_size(o, ln, k, cc->back_size);
+			break;
+		case CCOL_BACK_CACHED:
+			if (cc->back_known)
+				set_size(o, ln, k, cc->back_cached);
+			break;
+		}
+	}
+}
+
+/* One device of the list: its line, or why it has none. */
+static void cache_device(struct libscols_table *tb, const struct output *o,
+			 struct loopdev_ctx *lc)
+{
+	struct loopdev_cache cc;
+	int rc;
+
+	rc = check_access(loopdev_get_path(lc), R_OK,
+			  "reading a loop device's cache");
+	if (rc) {
+		set_exit(rc);
+		return;
+	}
+	rc = loopdev_cache(lc, &cc);
+	if (rc) {
+		set_exit(report(loopdev_get_path(lc), rc, "cache"));
+		return;
+	}
+	cache_line(tb, o, lc, &cc);
+}
+
+int cmd_cache(int argc, char **argv)
+{
+	struct output o = { .infos = cache_cols, .ninfos = NR_CACHE_COLS };
+	struct libscols_table *tb;
+	struct loopdev_iter it;
+	struct loopdev_ctx lc;
+	size_t k;
+
+	for (k = 0; k < NR_CACHE_COLS; k++)
+		o.cols[o.ncols++] = (int)k;
+	parse_cache(argc, argv, &o);
 	tb = new_table(&o, "loopcache", "cache");
 	start_devices(&it, argc - optind, argv + optind);
 	while (next_device(&it, &lc)) {
-		rc = check_access(loopdev_get_path(&lc), R_OK,
-				  "reading a loop device's cache");
-		if (rc) {
-			set_exit(rc);
-			loopdev_deinit(&lc);
-			continue;
-		}
-		rc = loopdev_cache(&lc, &cc);
-		if (rc) {
-			set_exit(report(loopdev_get_path(&lc), rc, "cache"));
-			loopdev_deinit(&lc);
-			continue;
-		}
-		ln = scols_table_new_line(tb, NULL);
-		if (!ln)
-			err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
-		for (k = 0; k < o.ncols; k++) {
-			switch (o.cols[k]) {
-			case CCOL_NAME:
-				set_cell(ln, k, "%s", loopdev_get_path(&lc));
-				break;
-			case CCOL_DIO:
-				set_served(&o, ln, k,
-					   loopdev_dio_served(&lc, NULL, NULL));
-				break;
-			case CCOL_SIZE:
-				set_size(&o, ln, k, cc.dev_size);
-				break;
-			case CCOL_CACHED:
-				set_size(&o, ln, k, cc.dev_cached);
-				break;
-			case CCOL_BACK_FILE:
-				set_name(&o, ln, k,
-					 loopdev_get_state(&lc)->back_file);
-				break;
-			case CCOL_BACK_SIZE:
-				if (cc.back_known)
-					set_size(&o, ln, k, cc.back_size);
-				break;
-			case CCOL_BACK_CACHED:
-				if (cc.back_known)
-					set_size(&o, ln, k, cc.back_cached);
-				break;
-			}
-		}
+		cache_device(tb, &o, &lc);
 		loopdev_deinit(&lc);
 	}
 	print_table(tb, &o);

@@ -117,102 +117,129 @@ static void __attribute__((__noreturn__)) usage_status(void)
 	exit(LOOPCTL_EXIT_OK);
 }
 
-static void status_line(struct libscols_table *tb, const struct output *o,
-			struct loopdev_ctx *lc)
+/* Direct I/O as a line tells it, gathered once for its cells. */
+struct dio_facts {
+	struct loopdev_request req;	/* what was asked for */
+	enum loopdev_served served;	/* what the backing file is served */
+	char why[512];			/* DIO-WHY; empty: nothing to say */
+};
+
+static void gather_dio(struct loopdev_ctx *lc, struct dio_facts *f)
 {
-	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	const struct loopdev_state *s = loopdev_get_state(lc);
-	struct loopdev_request req;
-	enum loopdev_served served;
 	enum loopdev_served_why served_why;
 	struct loopdev_dio d;
-	char why[512];
-	struct stat st;
-	dev_t back_dev;
-	ino_t back_ino;
-	size_t i;
 
-	if (!ln)
-		err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
-	loopdev_load_request(lc, &req);
-	served = loopdev_dio_served(lc, &req, &served_why);
-	why[0] = '\0';
-	if (served == LOOPDEV_SERVED_UNKNOWN)
-		snprintf(why, sizeof(why), "%s",
+	loopdev_load_request(lc, &f->req);
+	f->served = loopdev_dio_served(lc, &f->req, &served_why);
+	f->why[0] = '\0';
+	if (f->served == LOOPDEV_SERVED_UNKNOWN)
+		snprintf(f->why, sizeof(f->why), "%s",
 			 served_reason(served_why, true));
 	else if (!s->dio) {
 		if (loopdev_dio_for_state(lc, &d) == 0 &&
 		    !loopdev_dio_possible(&d))
-			short_reasons(&d, why, sizeof(why));
-		else if (req.known && req.dio == LOOPDEV_DIO_OFF)
-			snprintf(why, sizeof(why), "not requested");
-	}
-	for (i = 0; i < o->ncols; i++) {
-		switch (o->cols[i]) {
-		case COL_NAME:
-			set_cell(ln, i, "%s", loopdev_get_path(lc));
-			break;
-		case COL_BACK_FILE:
-			set_name(o, ln, i, s->back_file);
-			break;
-		case COL_BACK_INO:
-		case COL_BACK_MAJMIN:
-			/* not every line asks: no stat for the defaults */
-			if (loopdev_backing_id(lc, &back_dev, &back_ino))
-				break;
-			if (o->cols[i] == COL_BACK_INO)
-				set_cell(ln, i, "%ju", (uintmax_t)back_ino);
-			else
-				set_cell(ln, i, "%u:%u", major(back_dev),
-					 minor(back_dev));
-			break;
-		case COL_MAJMIN:
-			if (!stat(loopdev_get_path(lc), &st))
-				set_cell(ln, i, "%u:%u", major(st.st_rdev),
-					 minor(st.st_rdev));
-			break;
-		case COL_OFFSET:
-			set_cell(ln, i, "%" PRIu64, s->offset);
-			break;
-		case COL_SIZELIMIT:
-			set_cell(ln, i, "%" PRIu64, s->sizelimit);
-			break;
-		case COL_SIZE:
-			set_cell(ln, i, "%" PRIu64, s->size);
-			break;
-		case COL_LOG_SEC:
-			set_cell(ln, i, "%u", s->sector_size);
-			break;
-		case COL_RO:
-			set_bool(ln, i, s->ro);
-			break;
-		case COL_AUTOCLEAR:
-			set_bool(ln, i, s->autoclear);
-			break;
-		case COL_PARTSCAN:
-			set_bool(ln, i, s->partscan);
-			break;
-		case COL_DIO:
-			set_served(o, ln, i, served);
-			break;
-		case COL_DIO_REQ:
-			if (req.known)
-				set_cell(ln, i, "%s", dio_word(req.dio));
-			break;
-		case COL_DIO_WHY:
-			if (why[0])
-				set_cell(ln, i, "%s", why);
-			break;
-		default:	/* a loop/stat field; empty without the file */
-			if (s->stat.present)
-				set_cell(ln, i, "%" PRIu64,
-					 s->stat.v[o->cols[i] - COL_STAT]);
-			break;
-		}
+			short_reasons(&d, f->why, sizeof(f->why));
+		else if (f->req.known && f->req.dio == LOOPDEV_DIO_OFF)
+			snprintf(f->why, sizeof(f->why), "not requested");
 	}
 }
 
-int cmd_status(int argc, char **argv)
+/* BACK-INO or BACK-MAJ:MIN: a stat of the backing file, only if asked. */
+static void set_backing_id(struct libscols_line *ln, size_t i, int col,
+			   struct loopdev_ctx *lc)
+{
+	dev_t back_dev;
+	ino_t back_ino;
+
+	if (loopdev_backing_id(lc, &back_dev, &back_ino))
+		return;
+	if (col == COL_BACK_INO)
+		set_cell(ln, i, "%ju", (uintmax_t)back_ino);
+	else
+		set_cell(ln, i, "%u:%u", major(back_dev), minor(back_dev));
+}
+
+/* Cell @i of @ln, column o->cols[@i], for the device of @lc. */
+static void status_cell(struct libscols_line *ln, size_t i,
+			const struct output *o, struct loopdev_ctx *lc,
+			const struct dio_facts *f)
+{
+	const struct loopdev_state *s = loopdev_get_state(lc);
+	struct stat st;
+
+	switch (o->cols[i]) {
+	case COL_NAME:
+		set_cell(ln, i, "%s", loopdev_get_path(lc));
+		break;
+	case COL_BACK_FILE:
+		set_name(o, ln, i, s->back_file);
+		break;
+	case COL_BACK_INO:
+	case COL_BACK_MAJMIN:
+		set_backing_id(ln, i, o->cols[i], lc);
+		break;
+	case COL_MAJMIN:
+		if (!stat(loopdev_get_path(lc), &st))
+			set_cell(ln, i, "%u:%u", major(st.st_rdev),
+				 minor(st.st_rdev));
+		break;
+	case COL_OFFSET:
+		set_cell(ln, i, "%" PRIu64, s->offset);
+		break;
+	case COL_SIZELIMIT:
+		set_cell(ln, i, "%" PRIu64, s->sizelimit);
+		break;
+	case COL_SIZE:
+		set_cell(ln, i, "%" PRIu64, s->size);
+		break;
+	case COL_LOG_SEC:
+		set_cell(ln, i, "%u", s->sector_size);
+		break;
+	case COL_RO:
+		set_bool(ln, i, s->ro);
+		break;
+	case COL_AUTOCLEAR:
+		set_bool(ln, i, s->autoclear);
+		break;
+	case COL_PARTSCAN:
+		set_bool(ln, i, s->partscan);
+		break;
+	case COL_DIO:
+		set_served(o, ln, i, f->served);
+		break;
+	case COL_DIO_REQ:
+		if (f->req.known)
+			set_cell(ln, i, "%s", dio_word(f->req.dio));
+		break;
+	case COL_DIO_WHY:
+		if (f->why[0])
+			set_cell(ln, i, "%s", f->why);
+		break;
+	default:	/* a loop/stat field; empty without the file */
+		if (s->stat.present)
+			set_cell(ln, i, "%" PRIu64,
+				 s->stat.v[o->cols[i] - COL_STAT]);
+		break;
+	}
+}
+
+static void status_line(struct libscols_table *tb, const struct output *o,
+			struct loopdev_ctx *lc)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	struct dio_facts f;
+	size_t i;
+
+	if (!ln)
+		err(LOOPCTL_EXIT_FAILURE, "cannot create a table line");
+	gather_dio(lc, &f);
+	for (i = 0; i < o->ncols; i++)
+		status_cell(ln, i, o, lc, &f);
+}
+
+/* Options into @o, whose columns are the defaults; bad usage exits. */
+static void parse_status(int argc, char **argv, struct output *o)
 {
 	static const struct option longopts[] = {
 		{ "json",       no_argument,       NULL, 'J' },
@@ -231,6 +258,63 @@ int cmd_status(int argc, char **argv)
 		COL_STAT + LOOPDEV_STAT_BUF_WRITE_BYTES,
 		COL_STAT + LOOPDEV_STAT_ERRORS,
 	};
+	int c;
+	size_t k;
+
+	while ((c = getopt_long(argc, argv, "JnO:sh", longopts, NULL)) != -1) {
+		if (output_option(o, c, optarg, cmd_name))
+			continue;
+		switch (c) {
+		case 's':
+			for (k = 0; k < ARRAY_SIZE(stats); k++)
+				add_column(o, stats[k]);
+			break;
+		case OPT_OUTPUT_ALL:
+			for (o->ncols = 0; o->ncols < NR_STATUS_COLS;
+			     o->ncols++)
+				o->cols[o->ncols] = (int)o->ncols;
+			break;
+		case 'h':
+			usage_status();
+		default:
+			errtryhelp(cmd_name);
+		}
+	}
+}
+
+/*
+ * One device of the list: its line, or why it has none. A device not
+ * bound is no error when it was not named.
+ */
+static void status_device(struct libscols_table *tb, const struct output *o,
+			  const struct loopdev_iter *it,
+			  struct loopdev_ctx *lc)
+{
+	const char *path = loopdev_get_path(lc);
+	int rc = 0;
+
+	/* the inode of the backing file, when we may open it */
+	if (access(path, R_OK) == 0)
+		rc = loopdev_open(lc, O_RDONLY);
+	if (rc == -ESTALE) {
+		set_exit(report(path, rc, "status"));
+		return;
+	}
+	rc = loopdev_read_state(lc);
+	if (rc) {
+		set_exit(report(path, rc, "status"));
+	} else if (!loopdev_get_state(lc)->bound) {
+		if (loopdev_iter_by_name(it)) {
+			warnx("%s: not bound to a file", path);
+			set_exit(LOOPCTL_EXIT_NOT_LOOP);
+		}
+	} else {
+		status_line(tb, o, lc);
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
 	static const int defaults[] = {
 		COL_NAME, COL_BACK_FILE, COL_OFFSET, COL_SIZELIMIT,
 		COL_LOG_SEC, COL_RO, COL_AUTOCLEAR, COL_PARTSCAN, COL_DIO,
@@ -240,53 +324,15 @@ int cmd_status(int argc, char **argv)
 	struct libscols_table *tb;
 	struct loopdev_iter it;
 	struct loopdev_ctx lc;
-	int c, rc;
 	size_t k;
 
 	for (k = 0; k < ARRAY_SIZE(defaults); k++)
 		o.cols[o.ncols++] = defaults[k];
-	while ((c = getopt_long(argc, argv, "JnO:sh", longopts, NULL)) != -1) {
-		if (output_option(&o, c, optarg, cmd_name))
-			continue;
-		switch (c) {
-		case 's':
-			for (k = 0; k < ARRAY_SIZE(stats); k++)
-				add_column(&o, stats[k]);
-			break;
-		case OPT_OUTPUT_ALL:
-			for (o.ncols = 0; o.ncols < NR_STATUS_COLS; o.ncols++)
-				o.cols[o.ncols] = (int)o.ncols;
-			break;
-		case 'h':
-			usage_status();
-		default:
-			errtryhelp(cmd_name);
-		}
-	}
+	parse_status(argc, argv, &o);
 	tb = new_table(&o, "loopdevices", cmd_name);
 	start_devices(&it, argc - optind, argv + optind);
 	while (next_device(&it, &lc)) {
-		/* the inode of the backing file, when we may open it */
-		rc = 0;
-		if (access(loopdev_get_path(&lc), R_OK) == 0)
-			rc = loopdev_open(&lc, O_RDONLY);
-		if (rc == -ESTALE) {
-			set_exit(report(loopdev_get_path(&lc), rc, "status"));
-			loopdev_deinit(&lc);
-			continue;
-		}
-		rc = loopdev_read_state(&lc);
-		if (rc) {
-			set_exit(report(loopdev_get_path(&lc), rc, "status"));
-		} else if (!loopdev_get_state(&lc)->bound) {
-			if (loopdev_iter_by_name(&it)) {
-				warnx("%s: not bound to a file",
-				      loopdev_get_path(&lc));
-				set_exit(LOOPCTL_EXIT_NOT_LOOP);
-			}
-		} else {
-			status_line(tb, &o, &lc);
-		}
+		status_device(tb, &o, &it, &lc);
 		loopdev_deinit(&lc);
 	}
 	print_table(tb, &o);
