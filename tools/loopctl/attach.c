@@ -192,6 +192,34 @@ struct attach_args {
 	bool quiet;
 };
 
+/*
+ * The operands, and the combinations once every option is known; bad
+ * usage exits. @argc: the arguments before "--".
+ */
+static void check_attach(int argc, char **argv, struct loopdev_ctx *lc,
+			 struct attach_args *a)
+{
+	check_operands(argc, argv, 1, 2, "attach", "file");
+	if (a->cmd && !*a->cmd) {
+		warnx("attach: no command given after --");
+		errtryhelp("attach");
+	}
+	if (loopdev_is_flag(lc, LOOPDEV_FL_AUTOCLEAR) && !a->cmd) {
+		/* our own close would be the last: detached at once */
+		warnx("attach: --autoclear needs a command (after --) to run while the device is held; for a mount use 'mount -o loop'");
+		errtryhelp("attach");
+	}
+	if (a->cmd && !loopdev_is_flag(lc, LOOPDEV_FL_AUTOCLEAR)) {
+		warnx("attach: a command (after --) needs --autoclear");
+		errtryhelp("attach");
+	}
+	a->file = argv[optind];
+	if (argc - optind == 2) {
+		a->device = argv[optind + 1];
+		set_device_or_die(lc, a->device);
+	}
+}
+
 /* Options and operands into @lc and @a; bad usage exits. */
 static void parse_attach(int argc, char **argv, struct loopdev_ctx *lc,
 			 struct attach_args *a)
@@ -253,25 +281,7 @@ static void parse_attach(int argc, char **argv, struct loopdev_ctx *lc,
 			errtryhelp("attach");
 		}
 	}
-	check_operands(argc, argv, 1, 2, "attach", "file");
-	if (a->cmd && !*a->cmd) {
-		warnx("attach: no command given after --");
-		errtryhelp("attach");
-	}
-	if (loopdev_is_flag(lc, LOOPDEV_FL_AUTOCLEAR) && !a->cmd) {
-		/* our own close would be the last: detached at once */
-		warnx("attach: --autoclear needs a command (after --) to run while the device is held; for a mount use 'mount -o loop'");
-		errtryhelp("attach");
-	}
-	if (a->cmd && !loopdev_is_flag(lc, LOOPDEV_FL_AUTOCLEAR)) {
-		warnx("attach: a command (after --) needs --autoclear");
-		errtryhelp("attach");
-	}
-	a->file = argv[optind];
-	if (argc - optind == 2) {
-		a->device = argv[optind + 1];
-		set_device_or_die(lc, a->device);
-	}
+	check_attach(argc, argv, lc, a);
 	if (getenv("LOOPCTL_LEGACY_SETUP"))
 		loopdev_set_flags(lc, LOOPDEV_FL_LEGACY);
 }

@@ -23,7 +23,12 @@ static void __attribute__((__noreturn__)) usage_set(void)
 	exit(LOOPCTL_EXIT_OK);
 }
 
-int cmd_set(int argc, char **argv)
+/*
+ * Options into @lc and the one operand, the device returned; *@quiet:
+ * -q. Bad usage, and nothing to change, exit.
+ */
+static const char *parse_set(int argc, char **argv, struct loopdev_ctx *lc,
+			     bool *quiet)
 {
 	static const struct option longopts[] = {
 		{ "direct-io",   optional_argument, NULL, OPT_DIRECT_IO },
@@ -32,24 +37,19 @@ int cmd_set(int argc, char **argv)
 		{ "help",        no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct loopdev_ctx lc;
-	struct loopdev_dio d;
-	const char *dev;
-	bool quiet = false;
-	int c, rc;
+	int c;
 
-	loopdev_init(&lc);
-	loopdev_set_dio(&lc, LOOPDEV_DIO_KEEP);
+	loopdev_set_dio(lc, LOOPDEV_DIO_KEEP);
 	while ((c = getopt_long(argc, argv, "b:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_DIRECT_IO:
-			loopdev_set_dio(&lc, parse_dio(optarg, "set"));
+			loopdev_set_dio(lc, parse_dio(optarg, "set"));
 			break;
 		case 'b':
-			parse_sector(&lc, optarg);
+			parse_sector(lc, optarg);
 			break;
 		case 'q':
-			quiet = true;
+			*quiet = true;
 			break;
 		case 'h':
 			usage_set();
@@ -58,13 +58,53 @@ int cmd_set(int argc, char **argv)
 		}
 	}
 	check_operands(argc, argv, 1, 1, "set", "device");
-	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_KEEP &&
-	    !loopdev_get_sector_size(&lc) &&
-	    !loopdev_is_flag(&lc, LOOPDEV_FL_SECTOR_AUTO)) {
+	if (loopdev_get_dio(lc) == LOOPDEV_DIO_KEEP &&
+	    !loopdev_get_sector_size(lc) &&
+	    !loopdev_is_flag(lc, LOOPDEV_FL_SECTOR_AUTO)) {
 		warnx("set: nothing to change: give --direct-io or --sector-size");
 		errtryhelp("set");
 	}
-	dev = argv[optind];
+	return argv[optind];
+}
+
+/*
+ * Say why loopdev_retune() failed with @rc (nothing was changed);
+ * returns the exit code.
+ */
+static int retune_failed(struct loopdev_ctx *lc, const char *dev,
+			 const struct loopdev_dio *d, int rc)
+{
+	if (rc == -EOPNOTSUPP) {
+		if (d->sector_used && !loopdev_dio_possible(d)) {
+			warnx("%s: direct I/O %s, nothing changed:", dev,
+			      loopdev_get_dio(lc) == LOOPDEV_DIO_KEEP ?
+			      "would be turned off by this sector size" :
+			      "is impossible");
+			explain(dev, d, true);
+		} else {
+			warnx("%s: the kernel refused direct I/O (EINVAL), nothing changed", dev);
+		}
+		return LOOPCTL_EXIT_NO_DIO;
+	}
+	if (rc == -EMEDIUMTYPE) {
+		warnx("%s: direct I/O would be off only in name, nothing changed: %s",
+		      dev, served_reason(LOOPDEV_SERVED_INHERITS, false));
+		warnx("%s: %s", dev, served_remedy);
+		return LOOPCTL_EXIT_NO_DIO;
+	}
+	return report(dev, rc, "set");
+}
+
+int cmd_set(int argc, char **argv)
+{
+	struct loopdev_ctx lc;
+	struct loopdev_dio d;
+	const char *dev;
+	bool quiet = false;
+	int rc;
+
+	loopdev_init(&lc);
+	dev = parse_set(argc, argv, &lc, &quiet);
 	set_device_or_die(&lc, dev);
 	require_access(loopdev_get_path(&lc), R_OK | W_OK,
 		       "changing a loop device");
@@ -75,26 +115,8 @@ int cmd_set(int argc, char **argv)
 	if (rc)
 		exit(report(dev, rc, "open"));
 	rc = loopdev_retune(&lc, &d);
-	if (rc == -EOPNOTSUPP) {
-		if (d.sector_used && !loopdev_dio_possible(&d)) {
-			warnx("%s: direct I/O %s, nothing changed:", dev,
-			      loopdev_get_dio(&lc) == LOOPDEV_DIO_KEEP ?
-			      "would be turned off by this sector size" :
-			      "is impossible");
-			explain(dev, &d, true);
-		} else {
-			warnx("%s: the kernel refused direct I/O (EINVAL), nothing changed", dev);
-		}
-		exit(LOOPCTL_EXIT_NO_DIO);
-	}
-	if (rc == -EMEDIUMTYPE) {
-		warnx("%s: direct I/O would be off only in name, nothing changed: %s",
-		      dev, served_reason(LOOPDEV_SERVED_INHERITS, false));
-		warnx("%s: %s", dev, served_remedy);
-		exit(LOOPCTL_EXIT_NO_DIO);
-	}
 	if (rc)
-		exit(report(dev, rc, "set"));
+		exit(retune_failed(&lc, dev, &d, rc));
 	if (loopdev_get_dio(&lc) == LOOPDEV_DIO_AUTO &&
 	    !loopdev_get_state(&lc)->dio && !quiet) {
 		warnx("%s: direct I/O stays off:", dev);
