@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * loopctl's own layer over tools/lib/loopdev.c: exit codes, the
- * messages and checks every command shares (common.c), and the table
- * output of status and cache (output.c). Each command is a file.
+ * messages and checks every command shares (common.c), why direct I/O is
+ * or is not in effect (explain.c), and the table output of status and
+ * cache (output.c). Each command is a file.
  */
 #ifndef NBIO_LOOPCTL_H
 #define NBIO_LOOPCTL_H
@@ -72,6 +73,12 @@ enum loopdev_dio_mode parse_dio(const char *arg, const char *cmd);
 uint64_t parse_bytes(const char *arg, const char *opt);
 void parse_sector(struct loopdev_ctx *lc, const char *arg);
 const char *dio_word(enum loopdev_dio_mode m);
+void nothing_to_attach(uint64_t size, const char *file,
+		       uint64_t offset, bool to_stderr);
+void check_operands(int argc, char **argv, int min, int max,
+		    const char *cmd, const char *what);
+
+/* explain.c: why direct I/O is or is not in effect, in words */
 const char *served_word(enum loopdev_served s);
 const char *served_reason(enum loopdev_served_why why, bool brief);
 extern const char *const served_remedy;
@@ -83,10 +90,6 @@ void short_reasons(const struct loopdev_dio *d, char *buf, size_t len);
 void explain(const char *obj, const struct loopdev_dio *d, bool warn);
 void explain_warnings(const char *obj, const struct loopdev_dio *d,
 		      bool warn);
-void nothing_to_attach(uint64_t size, const char *file,
-		       uint64_t offset, bool to_stderr);
-void check_operands(int argc, char **argv, int min, int max,
-		    const char *cmd, const char *what);
 
 /* output.c: tables of status and cache */
 /* Output options shared by status and cache. */
