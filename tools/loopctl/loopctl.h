@@ -2,8 +2,9 @@
 /*
  * loopctl's own layer over tools/lib/loopdev.c: exit codes, the
  * messages and checks every command shares (common.c), why direct I/O is
- * or is not in effect (explain.c), and the table output of status and
- * cache (output.c). Each command is a file.
+ * or is not in effect (explain.c), the table output of status and cache
+ * (output.c), and the devices a command goes over (devices.c). Each
+ * command is a file.
  */
 #ifndef NBIO_LOOPCTL_H
 #define NBIO_LOOPCTL_H
@@ -118,6 +119,8 @@ void set_served(const struct output *o, struct libscols_line *ln, size_t i,
 void set_size(const struct output *o, struct libscols_line *ln,
 	      size_t i, uint64_t v);
 void print_columns_help(const struct cli_colinfo *infos, size_t n);
+
+/* devices.c: the devices named, or every bound one */
 void start_devices(struct loopdev_iter *it, int argc, char **argv);
 bool next_device(struct loopdev_iter *it, struct loopdev_ctx *lc);
 

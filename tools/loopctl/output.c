@@ -140,26 +140,3 @@ void print_columns_help(const struct cli_colinfo *infos, size_t n)
 {
 	cli_print_columns(stdout, "Available output columns", infos, n);
 }
-/* The devices named in @argv, or every bound one. */
-void start_devices(struct loopdev_iter *it, int argc, char **argv)
-{
-	int rc = loopdev_iter_init(it, argc, argv);
-
-	if (rc)
-		errx(LOOPCTL_EXIT_FAILURE, "/sys/block: %s", strerror(-rc));
-}
-
-/*
- * The next device of @it, named in @lc; a name that is no loop device is
- * reported (and sets the exit code) and skipped. False at the end.
- */
-bool next_device(struct loopdev_iter *it, struct loopdev_ctx *lc)
-{
-	int rc;
-
-	while ((rc = loopdev_iter_next(it, lc)) < 0) {
-		set_exit(device_error(loopdev_iter_name(it), rc));
-		loopdev_deinit(lc);
-	}
-	return rc > 0;
-}
