@@ -17,8 +17,8 @@
  *   nowait    preadv2(RWF_NOWAIT) in the submitting thread; what it
  *             cannot return goes to the pool
  * The pool and the reads are tools/lib's, the ones nbcat ships
- * (workpool_submit, pc_read_nowait, pc_read_full); a request's data is
- * "in the buffer" when this loop takes it back (workpool_wait_any), so
+ * (wp_submit, pc_read_nowait, pc_read_full); a request's data is
+ * "in the buffer" when this loop takes it back (wp_wait_any), so
  * the hand-back to the submitting thread counts too.
  * The cold file is evicted first (fdatasync + POSIX_FADV_DONTNEED), the
  * cached one read fully. Output: one TSV line per request class:
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	unsigned int nbusy = 0, lhead = 0, llen = 0;
 	unsigned int in_system = 0, since_cold = 0;
 	bool more = true, nowait_ok = true;
-	struct workpool wp;
+	struct wp_pool wp;
 	char *buf;
 
 	while ((c = getopt_long(argc, argv, "s:j:b:w:k:n:h", longopts,
@@ -231,9 +231,9 @@ int main(int argc, char **argv)
 		reqs[i].next = free_list;
 		free_list = &reqs[i];
 	}
-	rc = workpool_init(&wp, jobs, window);
+	rc = wp_pool_init(&wp, jobs, window);
 	if (rc)
-		die_rc("workpool_init", rc);
+		die_rc("wp_pool_init", rc);
 
 	t0 = pc_now_ns();
 	while (more || in_system) {
@@ -292,9 +292,9 @@ int main(int argc, char **argv)
 				.fd = fd[cls], .buf = r->buf + r->have,
 				.len = r->len - r->have, .off = r->off + r->have,
 			};
-			rc = workpool_submit(&wp, &r->job);
+			rc = wp_submit(&wp, &r->job);
 			if (rc)
-				die_rc("workpool_submit", rc);
+				die_rc("wp_submit", rc);
 			busy[nbusy++] = &r->job;
 		}
 		if (!in_system)
@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 			llen--;
 			read_rest(fd[r->class], r);
 		} else {
-			i = workpool_wait_any(&wp, busy, nbusy);
+			i = wp_wait_any(&wp, busy, nbusy);
 			r = (struct req *)busy[i];	/* job is the first member */
 			busy[i] = busy[--nbusy];
 			if (r->job.err)
@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 		free_list = r;
 	}
 	t1 = pc_now_ns();
-	workpool_deinit(&wp);
+	wp_pool_deinit(&wp);
 
 	for (c = 0; c < NCLASS; c++) {
 		struct samples *s = &lat[c];

@@ -11,7 +11,7 @@
 #include "columns.h"
 #include "tap.h"
 
-static const struct cli_colinfo infos[] = {
+static const struct col_info infos[] = {
 	{ "NAME", 0.1, 0, SCOLS_JSON_STRING, "a name" },
 	{ "SIZE", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "a size" },
 	{ "SIZE-LIMIT", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "a limit" },
@@ -27,8 +27,8 @@ static const char *parse(const char *list, size_t max, char *buf,
 	const char *bad = NULL;
 	int badlen = 0, rc;
 
-	rc = cli_parse_columns(list, infos, ARRAY_SIZE(infos), cols, &ncols,
-			       max, &bad, &badlen);
+	rc = col_parse_list(list, infos, ARRAY_SIZE(infos), cols, &ncols,
+			    max, &bad, &badlen);
 	off = (size_t)snprintf(buf, len, "%d:", rc);
 	if (rc == -EINVAL)
 		snprintf(buf + off, len - off, "'%.*s'", badlen, bad);
@@ -73,8 +73,8 @@ static void test_table(void)
 	struct libscols_table *tb;
 	struct libscols_column *cl;
 
-	tb = cli_new_table(infos, cols, ARRAY_SIZE(cols), true, false, true);
-	if (!tap_ok(tb != NULL, "cli_new_table makes a table"))
+	tb = col_new_table(infos, cols, ARRAY_SIZE(cols), true, false, true);
+	if (!tap_ok(tb != NULL, "col_new_table makes a table"))
 		return;
 	tap_ok(scols_table_get_ncols(tb) == 2, "two columns");
 	cl = scols_table_get_column(tb, 0);

@@ -3,7 +3,7 @@
  * Unit tests for tools/lib/workpool.c: the pool starts no thread before
  * the first job, runs many jobs (each reads its own range of a scratch
  * file), reports a read error in its job and hands each job back once
- * when they are taken as they finish (workpool_wait_any); the reorder
+ * when they are taken as they finish (wp_wait_any); the reorder
  * window hands slots back in the order they were pushed.
  */
 #include <errno.h>
@@ -59,13 +59,13 @@ static void test_pool(int fd)
 {
 	static struct wp_job jobs[NJOBS];
 	static char bufs[NJOBS][CHUNK];
-	struct workpool wp;
+	struct wp_pool wp;
 	unsigned int next = 0, done = 0, bad = 0;
 	struct wp_job err_job = { .fd = -1, .buf = bufs[0], .len = CHUNK };
 
-	tap_ok(workpool_init(&wp, 0, DEPTH) == -EINVAL,
+	tap_ok(wp_pool_init(&wp, 0, DEPTH) == -EINVAL,
 	       "init: no threads is -EINVAL");
-	if (!tap_ok(!workpool_init(&wp, 4, DEPTH), "init: 4 threads, depth 8"))
+	if (!tap_ok(!wp_pool_init(&wp, 4, DEPTH), "init: 4 threads, depth 8"))
 		return;
 	tap_ok(wp.started == 0, "no thread before the first job");
 
@@ -76,11 +76,11 @@ static void test_pool(int fd)
 				.fd = fd, .buf = bufs[next], .len = CHUNK,
 				.off = (uint64_t)next * CHUNK,
 			};
-			if (workpool_submit(&wp, &jobs[next]))
+			if (wp_submit(&wp, &jobs[next]))
 				break;
 			next++;
 		}
-		workpool_wait(&wp, &jobs[done]);
+		wp_wait(&wp, &jobs[done]);
 		if (jobs[done].err || jobs[done].res.bytes != CHUNK ||
 		    !chunk_ok(bufs[done], done))
 			bad++;
@@ -90,11 +90,11 @@ static void test_pool(int fd)
 	tap_ok(!bad, "%u jobs, each read its own range exactly (%u bad)",
 	       NJOBS, bad);
 
-	tap_ok(!workpool_submit(&wp, &err_job), "a job on a bad descriptor");
-	workpool_wait(&wp, &err_job);
+	tap_ok(!wp_submit(&wp, &err_job), "a job on a bad descriptor");
+	wp_wait(&wp, &err_job);
 	tap_ok(err_job.err == -EBADF, "its error is in the job (%d)",
 	       err_job.err);
-	workpool_deinit(&wp);
+	wp_pool_deinit(&wp);
 	tap_ok(wp.started == 0 && !wp.threads, "deinit joins and forgets them");
 }
 
@@ -105,9 +105,9 @@ static void test_wait_any(int fd)
 	static char bufs[NJOBS][CHUNK];
 	struct wp_job *busy[DEPTH];
 	unsigned int next = 0, nbusy = 0, taken = 0, bad = 0, i, seen[NJOBS];
-	struct workpool wp;
+	struct wp_pool wp;
 
-	if (!tap_ok(!workpool_init(&wp, 4, DEPTH), "wait_any: a pool of 4"))
+	if (!tap_ok(!wp_pool_init(&wp, 4, DEPTH), "wait_any: a pool of 4"))
 		return;
 	memset(seen, 0, sizeof(seen));
 	while (taken < NJOBS) {
@@ -116,12 +116,12 @@ static void test_wait_any(int fd)
 				.fd = fd, .buf = bufs[next], .len = CHUNK,
 				.off = (uint64_t)next * CHUNK,
 			};
-			if (workpool_submit(&wp, &jobs[next]))
+			if (wp_submit(&wp, &jobs[next]))
 				break;
 			busy[nbusy++] = &jobs[next++];
 		}
-		i = workpool_wait_any(&wp, busy, nbusy);
-		if (i >= nbusy || !workpool_is_done(busy[i])) {
+		i = wp_wait_any(&wp, busy, nbusy);
+		if (i >= nbusy || !wp_is_done(busy[i])) {
 			bad++;
 			break;
 		}
@@ -137,44 +137,44 @@ static void test_wait_any(int fd)
 	tap_ok(!bad && taken == NJOBS,
 	       "wait_any: %u jobs, each handed back done, once, with its own range (%u bad)",
 	       taken, bad);
-	workpool_deinit(&wp);
+	wp_pool_deinit(&wp);
 }
 
 static void test_window(void)
 {
-	struct reorder_window w;
-	struct rwin_slot *s;
+	struct wp_window w;
+	struct wp_slot *s;
 	unsigned int i;
 	bool order = true;
 
-	if (!tap_ok(!rwin_init(&w, 4, CHUNK), "window of 4 slots"))
+	if (!tap_ok(!wp_window_init(&w, 4, CHUNK), "window of 4 slots"))
 		return;
-	tap_ok(rwin_is_empty(&w) && !rwin_head(&w), "empty at first");
+	tap_ok(wp_window_is_empty(&w) && !wp_window_head(&w), "empty at first");
 	for (i = 0; i < 4; i++) {
-		if (rwin_next(&w, &s))
+		if (wp_window_next(&w, &s))
 			break;
 		s->off = i;
-		rwin_push(&w);
+		wp_window_push(&w);
 	}
-	tap_ok(rwin_is_full(&w), "full after 4 pushes");
-	tap_ok(rwin_next(&w, &s) == -EBUSY, "a fifth slot is -EBUSY");
+	tap_ok(wp_window_is_full(&w), "full after 4 pushes");
+	tap_ok(wp_window_next(&w, &s) == -EBUSY, "a fifth slot is -EBUSY");
 	for (i = 0; i < 2; i++) {
-		order &= rwin_head(&w) && rwin_head(&w)->off == i;
-		rwin_pop(&w);
+		order &= wp_window_head(&w) && wp_window_head(&w)->off == i;
+		wp_window_pop(&w);
 	}
 	for (i = 4; i < 6; i++) {		/* wraps around */
-		if (rwin_next(&w, &s))
+		if (wp_window_next(&w, &s))
 			break;
 		s->off = i;
-		rwin_push(&w);
+		wp_window_push(&w);
 	}
 	for (i = 2; i < 6; i++) {
-		order &= rwin_head(&w) && rwin_head(&w)->off == i;
-		rwin_pop(&w);
+		order &= wp_window_head(&w) && wp_window_head(&w)->off == i;
+		wp_window_pop(&w);
 	}
 	tap_ok(order, "slots come back in push order, across the wrap");
-	tap_ok(rwin_is_empty(&w), "empty again");
-	rwin_deinit(&w);
+	tap_ok(wp_window_is_empty(&w), "empty again");
+	wp_window_deinit(&w);
 }
 
 int main(void)

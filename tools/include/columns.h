@@ -3,7 +3,8 @@
  * Table columns, as both tools offer them: a static description of each
  * column, the --output list parsed against it, the libsmartcols table
  * set up from the chosen ones, and the column list of --help. Nothing
- * here prints an error; callers word their own.
+ * here prints an error; callers word their own. Every name here starts
+ * with col_.
  */
 #ifndef NBIO_COLUMNS_H
 #define NBIO_COLUMNS_H
@@ -14,7 +15,7 @@
 
 struct libscols_table;
 
-struct cli_colinfo {
+struct col_info {
 	const char *name;	/* upper case; JSON keys are lower case */
 	double whint;		/* libsmartcols width hint */
 	int flags;		/* SCOLS_FL_* */
@@ -23,7 +24,7 @@ struct cli_colinfo {
 };
 
 /*
- * cli_parse_columns - parse an --output list: column names separated by
+ * col_parse_list - parse an --output list: column names separated by
  * commas, in any case, replacing @cols; a list that starts with "+" is
  * added to them instead.
  * @cols: in: the defaults; out: column indexes into @infos
@@ -34,21 +35,21 @@ struct cli_colinfo {
  * Returns 0, -EINVAL for an unknown name, -E2BIG past @max, or -ENODATA
  * when no column is left.
  */
-int cli_parse_columns(const char *list, const struct cli_colinfo *infos,
-		      size_t ninfos, int *cols, size_t *ncols, size_t max,
-		      const char **bad, int *badlen);
+int col_parse_list(const char *list, const struct col_info *infos,
+		   size_t ninfos, int *cols, size_t *ncols, size_t max,
+		   const char **bad, int *badlen);
 
 /*
- * cli_new_table - a libsmartcols table with the columns @cols of @infos,
+ * col_new_table - a libsmartcols table with the columns @cols of @infos,
  * in JSON, raw or without headings as asked.
  * Returns the table, or NULL with errno set.
  */
-struct libscols_table *cli_new_table(const struct cli_colinfo *infos,
+struct libscols_table *col_new_table(const struct col_info *infos,
 				     const int *cols, size_t ncols, bool json,
 				     bool raw, bool noheadings);
 
-/* cli_print_columns - the "Available columns" part of --help. */
-void cli_print_columns(FILE *out, const char *title,
-		       const struct cli_colinfo *infos, size_t ninfos);
+/* col_print_help - the "Available columns" part of --help. */
+void col_print_help(FILE *out, const char *title,
+		    const struct col_info *infos, size_t ninfos);
 
 #endif /* NBIO_COLUMNS_H */

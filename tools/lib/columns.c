@@ -10,7 +10,7 @@
 
 #include "columns.h"
 
-static int column_id(const struct cli_colinfo *infos, size_t ninfos,
+static int column_id(const struct col_info *infos, size_t ninfos,
 		     const char *name, size_t len)
 {
 	size_t i;
@@ -22,9 +22,9 @@ static int column_id(const struct cli_colinfo *infos, size_t ninfos,
 	return -1;
 }
 
-int cli_parse_columns(const char *list, const struct cli_colinfo *infos,
-		      size_t ninfos, int *cols, size_t *ncols, size_t max,
-		      const char **bad, int *badlen)
+int col_parse_list(const char *list, const struct col_info *infos,
+		   size_t ninfos, int *cols, size_t *ncols, size_t max,
+		   const char **bad, int *badlen)
 {
 	const char *p = list, *end;
 	int id;
@@ -49,13 +49,13 @@ int cli_parse_columns(const char *list, const struct cli_colinfo *infos,
 	return *ncols ? 0 : -ENODATA;
 }
 
-struct libscols_table *cli_new_table(const struct cli_colinfo *infos,
+struct libscols_table *col_new_table(const struct col_info *infos,
 				     const int *cols, size_t ncols, bool json,
 				     bool raw, bool noheadings)
 {
 	struct libscols_table *tb = scols_new_table();
 	struct libscols_column *cl;
-	const struct cli_colinfo *ci;
+	const struct col_info *ci;
 	size_t i;
 
 	if (!tb)
@@ -77,8 +77,8 @@ struct libscols_table *cli_new_table(const struct cli_colinfo *infos,
 	return tb;
 }
 
-void cli_print_columns(FILE *out, const char *title,
-		       const struct cli_colinfo *infos, size_t ninfos)
+void col_print_help(FILE *out, const char *title,
+		    const struct col_info *infos, size_t ninfos)
 {
 	size_t i;
 

@@ -13,23 +13,23 @@
 
 #include "workpool.h"
 
-/* The read of one job; a worker runs it, or workpool_run_here(). */
-static void workpool_read(struct wp_job *job)
+/* The read of one job; a worker runs it, or wp_run_here(). */
+static void wp_read(struct wp_job *job)
 {
 	job->err = pc_read_full(job->fd, job->buf, job->len, job->off,
 				&job->res);
 }
 
-void workpool_run_here(struct wp_job *job)
+void wp_run_here(struct wp_job *job)
 {
 	__atomic_store_n(&job->state, WP_RUNNING, __ATOMIC_RELAXED);
-	workpool_read(job);
+	wp_read(job);
 	__atomic_store_n(&job->state, WP_DONE, __ATOMIC_RELEASE);
 }
 
-static void *workpool_worker(void *arg)
+static void *wp_worker(void *arg)
 {
-	struct workpool *wp = arg;
+	struct wp_pool *wp = arg;
 	struct wp_job *job;
 
 	pthread_mutex_lock(&wp->lock);
@@ -44,7 +44,7 @@ static void *workpool_worker(void *arg)
 		__atomic_store_n(&job->state, WP_RUNNING, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&wp->lock);
 
-		workpool_read(job);
+		wp_read(job);
 
 		pthread_mutex_lock(&wp->lock);
 		__atomic_store_n(&job->state, WP_DONE, __ATOMIC_RELEASE);
@@ -54,8 +54,8 @@ static void *workpool_worker(void *arg)
 	return NULL;
 }
 
-int workpool_init(struct workpool *wp, unsigned int nthreads,
-		  unsigned int depth)
+int wp_pool_init(struct wp_pool *wp, unsigned int nthreads,
+		 unsigned int depth)
 {
 	int rc;
 
@@ -92,7 +92,7 @@ err_free:
 	return rc;
 }
 
-void workpool_deinit(struct workpool *wp)
+void wp_pool_deinit(struct wp_pool *wp)
 {
 	unsigned int i;
 
@@ -113,13 +113,13 @@ void workpool_deinit(struct workpool *wp)
 }
 
 /* Start the workers; called with the lock held. */
-static int workpool_start(struct workpool *wp)
+static int wp_start(struct wp_pool *wp)
 {
 	int rc;
 
 	while (wp->started < wp->nthreads) {
 		rc = pthread_create(&wp->threads[wp->started], NULL,
-				    workpool_worker, wp);
+				    wp_worker, wp);
 		if (rc)
 			/* run with fewer workers, but not with none */
 			return wp->started ? 0 : -rc;
@@ -128,7 +128,7 @@ static int workpool_start(struct workpool *wp)
 	return 0;
 }
 
-int workpool_submit(struct workpool *wp, struct wp_job *job)
+int wp_submit(struct wp_pool *wp, struct wp_job *job)
 {
 	int rc = 0;
 
@@ -138,7 +138,7 @@ int workpool_submit(struct workpool *wp, struct wp_job *job)
 		goto out;
 	}
 	if (wp->started < wp->nthreads) {
-		rc = workpool_start(wp);
+		rc = wp_start(wp);
 		if (rc)
 			goto out;
 	}
@@ -152,9 +152,9 @@ out:
 	return rc;
 }
 
-void workpool_wait(struct workpool *wp, struct wp_job *job)
+void wp_wait(struct wp_pool *wp, struct wp_job *job)
 {
-	if (workpool_is_done(job))
+	if (wp_is_done(job))
 		return;
 	pthread_mutex_lock(&wp->lock);
 	while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) != WP_DONE)
@@ -168,13 +168,13 @@ static int first_done(struct wp_job *const *jobs, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (workpool_is_done(jobs[i]))
+		if (wp_is_done(jobs[i]))
 			return (int)i;
 	return -1;
 }
 
-unsigned int workpool_wait_any(struct workpool *wp, struct wp_job *const *jobs,
-			       unsigned int n)
+unsigned int wp_wait_any(struct wp_pool *wp, struct wp_job *const *jobs,
+			 unsigned int n)
 {
 	int i = first_done(jobs, n);
 
@@ -188,9 +188,9 @@ unsigned int workpool_wait_any(struct workpool *wp, struct wp_job *const *jobs,
 	return (unsigned int)i;
 }
 
-int rwin_init(struct reorder_window *w, unsigned int nslots, size_t bufsz)
+int wp_window_init(struct wp_window *w, unsigned int nslots, size_t bufsz)
 {
-	struct rwin_slot *s;
+	struct wp_slot *s;
 
 	memset(w, 0, sizeof(*w));
 	w->slots = calloc(nslots, sizeof(*w->slots));
@@ -199,10 +199,10 @@ int rwin_init(struct reorder_window *w, unsigned int nslots, size_t bufsz)
 	w->nslots = nslots;
 	w->bufsz = bufsz;
 	/* the first buffer is needed by every read, allocate it now */
-	return rwin_next(w, &s);
+	return wp_window_next(w, &s);
 }
 
-void rwin_deinit(struct reorder_window *w)
+void wp_window_deinit(struct wp_window *w)
 {
 	unsigned int i;
 
@@ -212,9 +212,9 @@ void rwin_deinit(struct reorder_window *w)
 	memset(w, 0, sizeof(*w));
 }
 
-int rwin_next(struct reorder_window *w, struct rwin_slot **slot)
+int wp_window_next(struct wp_window *w, struct wp_slot **slot)
 {
-	struct rwin_slot *s;
+	struct wp_slot *s;
 	long pagesz;
 	void *p;
 
@@ -237,12 +237,12 @@ int rwin_next(struct reorder_window *w, struct rwin_slot **slot)
 	return 0;
 }
 
-void rwin_push(struct reorder_window *w)
+void wp_window_push(struct wp_window *w)
 {
 	w->count++;
 }
 
-void rwin_pop(struct reorder_window *w)
+void wp_window_pop(struct wp_window *w)
 {
 	w->head = (w->head + 1) % w->nslots;
 	w->count--;

@@ -15,7 +15,7 @@ enum {
 	NR_CACHE_COLS,
 };
 
-static const struct cli_colinfo cache_cols[NR_CACHE_COLS] = {
+static const struct col_info cache_cols[NR_CACHE_COLS] = {
 	[CCOL_NAME]	   = { "NAME", 0.1, 0, SCOLS_JSON_STRING,
 			       "loop device name" },
 	[CCOL_DIO]	   = { "DIO", 3, SCOLS_FL_RIGHT,

@@ -95,7 +95,7 @@ void explain_warnings(const char *obj, const struct loopdev_dio *d,
 /* output.c: tables of status and cache */
 /* Output options shared by status and cache. */
 struct output {
-	const struct cli_colinfo *infos;
+	const struct col_info *infos;
 	size_t ninfos;
 	int cols[64];
 	size_t ncols;
@@ -118,7 +118,7 @@ void set_served(const struct output *o, struct libscols_line *ln, size_t i,
 		enum loopdev_served v);
 void set_size(const struct output *o, struct libscols_line *ln,
 	      size_t i, uint64_t v);
-void print_columns_help(const struct cli_colinfo *infos, size_t n);
+void print_columns_help(const struct col_info *infos, size_t n);
 
 /* devices.c: the devices named, or every bound one */
 void start_devices(struct loopdev_iter *it, int argc, char **argv);

@@ -17,9 +17,8 @@ void parse_columns(struct output *o, const char *list, const char *cmd)
 	const char *bad = NULL;
 	int badlen = 0;
 
-	switch (cli_parse_columns(list, o->infos, o->ninfos, o->cols,
-				  &o->ncols, ARRAY_SIZE(o->cols), &bad,
-				  &badlen)) {
+	switch (col_parse_list(list, o->infos, o->ninfos, o->cols,
+			       &o->ncols, ARRAY_SIZE(o->cols), &bad, &badlen)) {
 	case 0:
 		return;
 	case -EINVAL:
@@ -62,7 +61,7 @@ struct libscols_table *new_table(const struct output *o,
 		warnx("%s: --json and --raw are mutually exclusive", cmd);
 		errtryhelp(cmd);
 	}
-	tb = cli_new_table(o->infos, o->cols, o->ncols, o->json, o->raw,
+	tb = col_new_table(o->infos, o->cols, o->ncols, o->json, o->raw,
 			   o->noheadings);
 	if (!tb)
 		err(LOOPCTL_EXIT_FAILURE, "cannot create a table");
@@ -136,7 +135,7 @@ void set_size(const struct output *o, struct libscols_line *ln,
 		set_cell(ln, i, "%s", size_to_human(buf, v));
 }
 
-void print_columns_help(const struct cli_colinfo *infos, size_t n)
+void print_columns_help(const struct col_info *infos, size_t n)
 {
-	cli_print_columns(stdout, "Available output columns", infos, n);
+	col_print_help(stdout, "Available output columns", infos, n);
 }

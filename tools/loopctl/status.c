@@ -25,7 +25,7 @@ enum {
 	NR_STATUS_COLS = COL_STAT + LOOPDEV_NR_STATS,
 };
 
-static const struct cli_colinfo status_cols[NR_STATUS_COLS] = {
+static const struct col_info status_cols[NR_STATUS_COLS] = {
 	[COL_NAME]	  = { "NAME", 0.1, 0, SCOLS_JSON_STRING,
 			      "loop device name" },
 	[COL_BACK_FILE]	  = { "BACK-FILE", 0.3, SCOLS_FL_NOEXTREMES,

@@ -43,8 +43,8 @@ static void __attribute__((__noreturn__)) usage(void)
 	fputs(" -h, --help                 " USAGE_HELP, out);
 	fputs(" -V, --version              " USAGE_VERSION, out);
 
-	cli_print_columns(out, "Available report columns (for --output)",
-			  report_columns, NR_COLS);
+	col_print_help(out, "Available report columns (for --output)",
+		       report_columns, NR_COLS);
 
 	fprintf(out, "\nFor more details see %s(1).\n",
 		program_invocation_short_name);
@@ -357,11 +357,11 @@ static void setup_reading(struct nbcat *nb)
 	int rc;
 
 	nb->pagesize = pagesz > 0 ? (size_t)pagesz : 4096;
-	rc = workpool_init(&nb->pool, nb->jobs, nb->window);
+	rc = wp_pool_init(&nb->pool, nb->jobs, nb->window);
 	if (rc)
 		errx(NBCAT_EXIT_FAILURE, "cannot set up workers: %s",
 		     strerror(-rc));
-	rc = rwin_init(&nb->win, nb->window, nb->chunk);
+	rc = wp_window_init(&nb->win, nb->window, nb->chunk);
 	if (rc)
 		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
 		     strerror(-rc));
@@ -400,8 +400,8 @@ int main(int argc, char **argv)
 	}
 	nb->total.ns = pc_now_ns() - nb->start_ns;
 
-	workpool_deinit(&nb->pool);
-	rwin_deinit(&nb->win);
+	wp_pool_deinit(&nb->pool);
+	wp_window_deinit(&nb->win);
 	if (nb->progress)
 		progress_show(nb, pc_now_ns(), true);
 

@@ -161,8 +161,8 @@ struct nbcat {
 	FILE *report_fp;
 
 	struct libscols_table *tb;
-	struct workpool pool;
-	struct reorder_window win;
+	struct wp_pool pool;
+	struct wp_window win;
 
 	bool out_is_reg;	/* stdout is a regular file: out_dev/out_ino */
 	dev_t out_dev;
@@ -226,7 +226,7 @@ void inspect_stdout(struct nbcat *nb);
 void cat_file(struct nbcat *nb, const char *path);
 
 /* report.c */
-extern const struct cli_colinfo report_columns[NR_COLS];
+extern const struct col_info report_columns[NR_COLS];
 void report_add(struct nbcat *nb, const struct stats *st, bool total);
 void report_init(struct nbcat *nb);
 void report_print(struct nbcat *nb);

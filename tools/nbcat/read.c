@@ -110,7 +110,7 @@ static int copy_stream(struct nbcat *nb, struct input *in, char *buf)
  * must be dropped), or -errno from the read.
  */
 static int slot_flush(struct nbcat *nb, struct input *in,
-		      struct rwin_slot *s)
+		      struct wp_slot *s)
 {
 	struct stats *st = &nb->cur;
 	struct wp_job *job = &s->job;
@@ -147,7 +147,7 @@ static int slot_flush(struct nbcat *nb, struct input *in,
 }
 
 static int slot_submit(struct nbcat *nb, struct input *in,
-		       struct rwin_slot *s)
+		       struct wp_slot *s)
 {
 	struct wp_job *job = &s->job;
 	uint64_t size;
@@ -165,7 +165,7 @@ static int slot_submit(struct nbcat *nb, struct input *in,
 					      size - job->off : job->len),
 				      POSIX_FADV_WILLNEED);
 	}
-	rc = nb->no_workers ? -EAGAIN : workpool_submit(&nb->pool, job);
+	rc = nb->no_workers ? -EAGAIN : wp_submit(&nb->pool, job);
 	if (rc == -EBUSY)
 		return rc;
 	if (rc) {
@@ -177,10 +177,10 @@ static int slot_submit(struct nbcat *nb, struct input *in,
 			nb_warn(nb, "cannot start a worker thread: %s; reading in the main thread",
 				strerror(-rc));
 		nb->no_workers = true;
-		workpool_run_here(job);
+		wp_run_here(job);
 	}
 	s->pending = true;
-	rwin_push(&nb->win);
+	wp_window_push(&nb->win);
 	in->off += s->want;
 	return 0;
 }
@@ -191,7 +191,7 @@ static int slot_submit(struct nbcat *nb, struct input *in,
  * for --strategy=pool, a job for a worker.
  */
 static int slot_start(struct nbcat *nb, struct input *in,
-		      struct rwin_slot *s)
+		      struct wp_slot *s)
 {
 	struct pc_result r;
 	int rc;
@@ -213,11 +213,11 @@ static int slot_start(struct nbcat *nb, struct input *in,
 		in->unsupported = true;
 		return 0;
 	case PC_HIT:
-		if (rwin_is_empty(&nb->win)) {
+		if (wp_window_is_empty(&nb->win)) {
 			emit(nb, s->buf, r.bytes);
 		} else {
 			s->want = s->have = r.bytes;
-			rwin_push(&nb->win);
+			wp_window_push(&nb->win);
 		}
 		in->off += r.bytes;
 		return 0;
@@ -232,41 +232,43 @@ static int slot_start(struct nbcat *nb, struct input *in,
 /* --strategy=nowait and --strategy=pool, through the reorder window. */
 static int copy_window(struct nbcat *nb, struct input *in)
 {
-	struct reorder_window *w = &nb->win;
-	struct rwin_slot *s;
+	struct wp_window *w = &nb->win;
+	struct wp_slot *s;
 	int rc = 0, err;
 
 	nb->cur.mode = nb->strategy == STRATEGY_POOL ? MODE_POOL : MODE_NOWAIT;
 	for (;;) {
 		/* write out, in file order, whatever is complete */
-		while ((s = rwin_head(w)) &&
-		       (!s->pending || workpool_is_done(&s->job))) {
+		while ((s = wp_window_head(w)) &&
+		       (!s->pending || wp_is_done(&s->job))) {
 			rc = slot_flush(nb, in, s);
-			rwin_pop(w);
+			wp_window_pop(w);
 			if (rc)
 				goto drop;
 		}
 		/* read ahead, but not past the known end of the file */
-		if (!in->eof && !in->unsupported && !rwin_is_full(w) &&
-		    (rwin_is_empty(w) || in->off < pc_reader_get_size(&in->rd))) {
-			rc = rwin_next(w, &s);
+		if (!in->eof && !in->unsupported && !wp_window_is_full(w) &&
+		    (wp_window_is_empty(w) ||
+		     in->off < pc_reader_get_size(&in->rd))) {
+			rc = wp_window_next(w, &s);
 			if (!rc)
 				rc = slot_start(nb, in, s);
 			if (rc)
 				goto drain;
 			continue;
 		}
-		s = rwin_head(w);
+		s = wp_window_head(w);
 		if (!s)
 			break;
-		workpool_wait(&nb->pool, &s->job);
+		wp_wait(&nb->pool, &s->job);
 	}
 
 	if (in->unsupported) {
 		if (!nb->quiet)
 			nb_warn(nb, "%s: non-blocking reads not supported, using plain reads",
 				in->path);
-		return copy_plain(nb, in, rwin_head_buf(w), MODE_UNSUPPORTED);
+		return copy_plain(nb, in, wp_window_head_buf(w),
+				  MODE_UNSUPPORTED);
 	}
 	return 0;
 drain:
@@ -275,11 +277,11 @@ drain:
 	 * it, so write them, as cat writes what it read before an error.
 	 * An error in one of them comes first and wins.
 	 */
-	while ((s = rwin_head(w))) {
+	while ((s = wp_window_head(w))) {
 		if (s->pending)
-			workpool_wait(&nb->pool, &s->job);
+			wp_wait(&nb->pool, &s->job);
 		err = slot_flush(nb, in, s);
-		rwin_pop(w);
+		wp_window_pop(w);
 		if (err) {
 			rc = err < 0 ? err : rc;
 			goto drop;
@@ -288,10 +290,10 @@ drain:
 	return rc;
 drop:
 	/* after an error or an early end of file, the rest is not written */
-	while ((s = rwin_head(w))) {
+	while ((s = wp_window_head(w))) {
 		if (s->pending)
-			workpool_wait(&nb->pool, &s->job);
-		rwin_pop(w);
+			wp_wait(&nb->pool, &s->job);
+		wp_window_pop(w);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -759,12 +761,12 @@ static int copy_cached(struct nbcat *nb, struct input *in, char *buf)
 
 static int read_input(struct nbcat *nb, struct input *in)
 {
-	struct rwin_slot *s;
+	struct wp_slot *s;
 	char *buf;
 	int rc;
 
 	if (!pc_reader_is_seekable(&in->rd)) {
-		rc = rwin_next(&nb->win, &s);
+		rc = wp_window_next(&nb->win, &s);
 		return rc ? rc : copy_stream(nb, in, s->buf);
 	}
 	if (!nb->cached_only)
@@ -772,7 +774,7 @@ static int read_input(struct nbcat *nb, struct input *in)
 	if (nb->strategy != STRATEGY_BLOCKING && !nb->cached_only)
 		return copy_window(nb, in);
 
-	rc = rwin_next(&nb->win, &s);
+	rc = wp_window_next(&nb->win, &s);
 	if (rc)
 		return rc;
 	buf = s->buf;

@@ -19,7 +19,7 @@ static const char *const mode_names[] = {
 #define NUM(name, help) \
 	{ name, 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, help }
 
-const struct cli_colinfo report_columns[NR_COLS] = {
+const struct col_info report_columns[NR_COLS] = {
 	[COL_FILE] = { "FILE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
 		"input file" },
 	[COL_TYPE] = { "TYPE", 5, 0, SCOLS_JSON_STRING,
@@ -288,8 +288,8 @@ void report_add(struct nbcat *nb, const struct stats *st, bool total)
 
 void report_init(struct nbcat *nb)
 {
-	static struct cli_colinfo json_columns[NR_COLS];
-	const struct cli_colinfo *infos = report_columns;
+	static struct col_info json_columns[NR_COLS];
+	const struct col_info *infos = report_columns;
 	size_t i;
 
 	if (nb->quiet)
@@ -303,7 +303,7 @@ void report_init(struct nbcat *nb)
 		infos = json_columns;
 	}
 	scols_init_debug(0);
-	nb->tb = cli_new_table(infos, nb->columns, nb->ncolumns, nb->json,
+	nb->tb = col_new_table(infos, nb->columns, nb->ncolumns, nb->json,
 			       nb->raw, nb->noheadings);
 	if (!nb->tb)
 		err(NBCAT_EXIT_FAILURE, "cannot allocate report table");
@@ -444,9 +444,9 @@ static void parse_columns(struct nbcat *nb, const char *arg)
 	int badlen = 0;
 
 	/* room for TYPE, which set_columns() may add */
-	switch (cli_parse_columns(list, report_columns, NR_COLS, nb->columns,
-				  &nb->ncolumns, ARRAY_SIZE(nb->columns) - 1,
-				  &bad, &badlen)) {
+	switch (col_parse_list(list, report_columns, NR_COLS, nb->columns,
+			       &nb->ncolumns, ARRAY_SIZE(nb->columns) - 1,
+			       &bad, &badlen)) {
 	case 0:
 		free(list);
 		return;
