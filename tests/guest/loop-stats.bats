@@ -443,7 +443,7 @@ io_error_counts() {
 	attach "$1"
 	io=(if="$LOOPDEV" of=/dev/null iflag=direct)
 	[[ $2 == read ]] || io=(if=/dev/zero of="$LOOPDEV" oflag=direct conv=notrunc)
-	"$PAGECACHE" evict "$BACKING" || fail "cannot evict $BACKING"
+	"$CACHECTL" evict "$BACKING" || fail "cannot evict $BACKING"
 	snap s
 	fail_bios "$SCRATCH_DEV"
 	run dd "${io[@]}" bs=4k count=1 status=none

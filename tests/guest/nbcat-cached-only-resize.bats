@@ -28,7 +28,7 @@ RUN_TIMEOUT=30
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE" "$NBCAT"
+	require_program "$CACHECTL" "$NBCAT"
 	[[ -f $RESIZE ]] || fail "$RESIZE: not built (make check builds it)"
 	require_cmd jq
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
@@ -45,9 +45,9 @@ fresh() {
 	local got
 	cp "$SCRATCH_MNT/orig" "$F"
 	chmod 0644 "$F"
-	"$PAGECACHE" evict "$F" || fail "cannot evict $F"
+	"$CACHECTL" evict "$F" || fail "cannot evict $F"
 	while (($# >= 2)); do
-		"$PAGECACHE" load "$F" "$1" "$2" || fail "cannot load $F"
+		"$CACHECTL" load "$F" "$1" "$2" || fail "cannot load $F"
 		shift 2
 	done
 	: >"$O.missing"

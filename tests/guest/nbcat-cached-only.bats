@@ -24,7 +24,7 @@ FILE_MIB=16
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE" "$NBCAT"
+	require_program "$CACHECTL" "$NBCAT"
 	require_cmd jq
 	scratch_file_mib "$FILE_MIB"
 }
@@ -51,12 +51,12 @@ run_cached() {
 
 @test "6.1: no cachestat, so root gets mincore; exact holes, nothing added" {
 	MISSING=$BATS_TEST_TMPDIR/missing
-	"$PAGECACHE" load "$F" $((2 * MiB)) $((3 * MiB))
+	"$CACHECTL" load "$F" $((2 * MiB)) $((3 * MiB))
 	run_cached skip
 	[ "$rc" -eq 2 ]
 	[ "$(field 0 residency)" = mincore ]
 	[ "$(field 0 readahead_on_miss)" = false ]
-	assert_equal "$(cut -f2- "$MISSING")" "$("$PAGECACHE" holes "$F")"
+	assert_equal "$(cut -f2- "$MISSING")" "$("$CACHECTL" holes "$F")"
 	[ "$(field 0 bytes)" -eq $((3 * MiB)) ]
 }
 
@@ -65,7 +65,7 @@ run_cached() {
 	dd if="$F" of=/dev/null bs=1M count=2 status=none
 	run_cached skip
 	[ "$rc" -eq 2 ]
-	assert_equal "$(cut -f2- "$MISSING")" "$("$PAGECACHE" holes "$F")"
+	assert_equal "$(cut -f2- "$MISSING")" "$("$CACHECTL" holes "$F")"
 }
 
 @test "6.1: nobody on a root-owned 0644 file gets RESIDENCY probe and the truth" {
@@ -75,11 +75,11 @@ run_cached() {
 	MISSING=$SCRATCH_MNT/missing
 	: >"$MISSING"
 	chmod 0666 "$MISSING"
-	"$PAGECACHE" load "$F" 0 $((4 * MiB))
+	"$CACHECTL" load "$F" 0 $((4 * MiB))
 	run_cached skip setpriv --reuid=nobody --regid=nogroup --clear-groups
 	[ "$rc" -eq 2 ]
 	[ "$(field 0 residency)" = probe ]
-	assert_equal "$(cut -f2- "$MISSING")" "$("$PAGECACHE" holes "$F")"
+	assert_equal "$(cut -f2- "$MISSING")" "$("$CACHECTL" holes "$F")"
 	[ "$(field 0 bytes)" -eq $((4 * MiB)) ]
 }
 

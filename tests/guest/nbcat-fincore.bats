@@ -25,13 +25,13 @@ CACHED_MIB=16
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE" "$NBCAT"
+	require_program "$CACHECTL" "$NBCAT"
 	require_cmd jq fincore
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	scratch_file_mib "$FILE_MIB"
 	open_path_to_others "$SCRATCH_MNT"
 	chmod 0644 "$F"
-	"$PAGECACHE" load "$F" 0 $((CACHED_MIB * MiB))
+	"$CACHECTL" load "$F" 0 $((CACHED_MIB * MiB))
 }
 
 as_nobody() {

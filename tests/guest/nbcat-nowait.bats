@@ -12,7 +12,7 @@ FILE_MIB=8
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE"
+	require_program "$CACHECTL"
 	scratch_file_mib "$FILE_MIB"
 	PAGES=$((FILE_MIB * MiB / 4096))
 }
@@ -74,7 +74,7 @@ nbcat_field() {
 	local cached=$((4 * MiB + 128 * 1024)) sum
 	require_program "$NBCAT"
 	drop_caches
-	"$PAGECACHE" load "$F" 0 "$cached"
+	"$CACHECTL" load "$F" 0 "$cached"
 
 	# --cached-only stops at the first missing byte: exactly the prefix.
 	nbcat_run --cached-only --json --report "$BATS_TEST_TMPDIR/report.json" \
@@ -110,8 +110,8 @@ nbcat_field() {
 @test "nbcat --cached-only=skip on a hole: the exact missing range" {
 	require_program "$NBCAT"
 	drop_caches
-	"$PAGECACHE" load "$F" 0 $((2 * MiB))
-	"$PAGECACHE" load "$F" $((3 * MiB)) $((5 * MiB))
+	"$CACHECTL" load "$F" 0 $((2 * MiB))
+	"$CACHECTL" load "$F" $((3 * MiB)) $((5 * MiB))
 	nbcat_run --cached-only=skip --json --report "$BATS_TEST_TMPDIR/report.json" \
 		--missing "$BATS_TEST_TMPDIR/missing" "$F"
 	cat "$BATS_TEST_TMPDIR/report.json"

@@ -26,7 +26,7 @@ FILE_MIB=8
 setup() {
 	guest_setup
 	require_kernel_series 6.1
-	require_program "$PAGECACHE"
+	require_program "$CACHECTL"
 	require_program "$NOWAIT_READ"
 	scratch_file_mib "$FILE_MIB"
 	PAGES=$((FILE_MIB * MiB / 4096))
@@ -67,7 +67,7 @@ setup() {
 @test "partially cached: RWF_NOWAIT returns the cached prefix (a short read)" {
 	local cached=$((3 * MiB + 8192))
 	drop_caches
-	"$PAGECACHE" load "$F" 0 "$cached"
+	"$CACHECTL" load "$F" 0 "$cached"
 	[ "$(resident "$F")" -eq $((cached / 4096)) ]
 	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_success
@@ -78,8 +78,8 @@ setup() {
 
 @test "a hole in the cache: the read stops at the first missing page" {
 	drop_caches
-	"$PAGECACHE" load "$F" 0 $((2 * MiB))
-	"$PAGECACHE" load "$F" $((3 * MiB)) $((5 * MiB))
+	"$CACHECTL" load "$F" 0 $((2 * MiB))
+	"$CACHECTL" load "$F" $((3 * MiB)) $((5 * MiB))
 	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_success
 	assert_output $((2 * MiB))
@@ -94,7 +94,7 @@ setup() {
 
 @test "only the tail cached: a read from the start fails with EAGAIN" {
 	drop_caches
-	"$PAGECACHE" load "$F" $((4 * MiB)) $((4 * MiB))
+	"$CACHECTL" load "$F" $((4 * MiB)) $((4 * MiB))
 	run "$NOWAIT_READ" "$F" 0 $((FILE_MIB * MiB))
 	assert_failure 2
 	assert_output EAGAIN
@@ -136,6 +136,6 @@ setup() {
 	run "$NOWAIT_READ" "$t/data" 0 4096
 	assert_failure 77
 	assert_output EOPNOTSUPP
-	run "$PAGECACHE" probe "$t/data"
+	run "$CACHECTL" probe "$t/data"
 	assert_failure 77
 }

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # nbcat.bash - shared by the host bats tests of nbcat (on top of rc.bash,
 # the gates and paths): a per-test scratch directory, the default setup
-# and teardown, page-cache layouts built with the pagecache helper, and
+# and teardown, page-cache layouts built with the cachectl helper, and
 # checks on nbcat's JSON report (parsed with jq).
 #
 # Load it from a test file with:
@@ -24,8 +24,8 @@ source "${BASH_SOURCE[0]%/*}/rc.bash"
 # problem, not a reason to skip.
 common_setup() {
 	[[ -x $NBCAT ]] || fail "nbcat not built: $NBCAT"
-	[[ -x $PAGECACHE ]] ||
-		fail "pagecache helper not built: $PAGECACHE (make check builds it)"
+	[[ -x $CACHECTL ]] ||
+		fail "cachectl helper not built: $CACHECTL (make check builds it)"
 	command -v jq >/dev/null ||
 		fail "jq is not installed (scripts/lib.sh installs it)"
 	if [[ -n ${NBIO_TEST_DIR-} ]]; then
@@ -90,16 +90,16 @@ cache_layout_once() {
 	local f=$1 size off len end want=0 got total
 	shift
 	size=$(stat -c %s "$f")
-	"$PAGECACHE" evict "$f" || return 1
+	"$CACHECTL" evict "$f" || return 1
 	while (($# >= 2)); do
 		off=$1 len=$2
 		shift 2
-		"$PAGECACHE" load "$f" "$off" "$len" || return 1
+		"$CACHECTL" load "$f" "$off" "$len" || return 1
 		end=$((off + len > size ? size : off + len))
 		((end > off)) &&
 			want=$((want + (end + PAGESIZE - 1) / PAGESIZE - off / PAGESIZE))
 	done
-	read -r got total < <("$PAGECACHE" resident "$f")
+	read -r got total < <("$CACHECTL" resident "$f")
 	if [[ $got != "$want" ]]; then
 		echo "cache_layout $f: $got of $total pages resident, want $want" >&2
 		return 1
@@ -170,7 +170,7 @@ retry_warm() {
 # resident_pages FILE: pages of FILE in the page cache.
 resident_pages() {
 	local n
-	read -r n _ < <("$PAGECACHE" resident "$1")
+	read -r n _ < <("$CACHECTL" resident "$1")
 	echo "$n"
 }
 

@@ -52,7 +52,7 @@ NBIO_BUILDDIR=${NBIO_BUILDDIR:-$NBIO_SRCDIR}
 {
 	NBCAT=$NBIO_BUILDDIR/nbcat
 	LOOPCTL=$NBIO_BUILDDIR/loopctl
-	PAGECACHE=$NBIO_BUILDDIR/tests/helpers/pagecache
+	CACHECTL=$NBIO_BUILDDIR/tests/helpers/cachectl
 	NOWAIT_READ=$NBIO_BUILDDIR/tests/helpers/nowait-read
 	LOOP_IOCTL=$NBIO_BUILDDIR/tests/helpers/loop-ioctl
 	PAGESIZE=$(getconf PAGESIZE)
@@ -179,12 +179,12 @@ require_nowait() {
 		: >"$p"
 	fi
 	fs=$(stat -f -c %T "$p")
-	"$PAGECACHE" probe "$p" >/dev/null 2>&1 || rc=$?
+	"$CACHECTL" probe "$p" >/dev/null 2>&1 || rc=$?
 	[[ $p == "$1/.nowait-probe" ]] && rm -f "$p"
 	case $rc in
 	0) ;;
 	77) skip "$1 is on $fs: RWF_NOWAIT reads not supported there" ;;
-	*) fail "pagecache probe $1 failed (exit $rc)" ;;
+	*) fail "cachectl probe $1 failed (exit $rc)" ;;
 	esac
 }
 
@@ -199,9 +199,9 @@ nowait_starts_io() {
 	local cache=$BATS_FILE_TMPDIR/nowait-starts-io f=$D/.noio-probe n
 	if [[ ! -f $cache ]]; then
 		head -c $((1 * MiB)) /dev/urandom >"$f"
-		if ! "$PAGECACHE" evict "$f" >&2 ||
-			! "$PAGECACHE" nowait "$f" 0 $((64 * KiB)) >/dev/null ||
-			! read -r n _ < <("$PAGECACHE" resident "$f"); then
+		if ! "$CACHECTL" evict "$f" >&2 ||
+			! "$CACHECTL" nowait "$f" 0 $((64 * KiB)) >/dev/null ||
+			! read -r n _ < <("$CACHECTL" resident "$f"); then
 			fail "cannot tell whether RWF_NOWAIT starts I/O"
 		fi
 		rm -f "$f"
@@ -234,12 +234,12 @@ make_file_bytes() {
 make_file_mib() {
 	dd if=/dev/urandom of="$1" bs=1M count="$2" status=none conv=fsync ||
 		fail "cannot write $1"
-	"$PAGECACHE" evict "$1" || fail "cannot evict $1"
+	"$CACHECTL" evict "$1" || fail "cannot evict $1"
 }
 
 # resident PATH [OFFSET LENGTH]: number of resident pages.
 resident() {
 	local out
-	out=$("$PAGECACHE" resident "$@") || fail "pagecache resident $* failed"
+	out=$("$CACHECTL" resident "$@") || fail "cachectl resident $* failed"
 	echo "${out%% *}"
 }

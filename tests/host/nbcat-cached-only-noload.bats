@@ -46,7 +46,7 @@ expect_unchanged() {
 		echo "# $LAYOUT_PAGES pages laid out, $before at the run: retrying" >&3
 		return 75
 	fi
-	holes=$("$PAGECACHE" holes "$F")
+	holes=$("$CACHECTL" holes "$F")
 	nbcat_json -b 64K --cached-only="$how" -m "$D/missing" "$F"
 	after=$(resident_pages "$F")
 	check_cache "$before" "$after" || return
@@ -109,7 +109,7 @@ expect_unchanged() {
 
 # dd_prefix: evict $F, then read its first 4 MiB as a sequential reader.
 dd_prefix() {
-	"$PAGECACHE" evict "$F" &&
+	"$CACHECTL" evict "$F" &&
 		dd if="$F" of=/dev/null bs=1M count=4 status=none
 }
 
@@ -184,7 +184,7 @@ nobody_0644() {
 	else
 		assert_equal "$mode" nowait || return 1
 		assert_equal "$(cut -f2- "$PUB/missing")" \
-			"$("$PAGECACHE" holes "$F")" || return 1
+			"$("$CACHECTL" holes "$F")" || return 1
 		if [[ $layout == full ]]; then
 			expect_status 0 || return 1
 		else
@@ -215,7 +215,7 @@ nobody_0666() {
 	check_cache "$before" "$after" || return
 	expect_status 2 || return 1
 	assert_equal "$(cut -f2- "$PUB/missing")" \
-		"$("$PAGECACHE" holes "$F")" || return 1
+		"$("$CACHECTL" holes "$F")" || return 1
 	expect_row "$F" mode=nowait || return 1
 }
 

@@ -193,7 +193,7 @@ cold_skip() {
 
 @test "exit 1 wins over 2: a missing file and a cold one" {
 	make_file_bytes "$F" $C
-	"$PAGECACHE" evict "$F"
+	"$CACHECTL" evict "$F"
 	nbcat_run -q -b 64K --cached-only "$D/nope" "$F"
 	expect_status 1
 	assert_equal "$(<"$D/err")" "nbcat: $D/nope: No such file or directory"
@@ -225,11 +225,11 @@ keeps_cache() {
 	local how f files=(/proc/version)
 	[[ -r /sys/kernel/uevent_seqnum ]] && files+=(/sys/kernel/uevent_seqnum)
 	for f in "${files[@]}"; do
-		"$PAGECACHE" probe "$f" >/dev/null 2>&1 &&
+		"$CACHECTL" probe "$f" >/dev/null 2>&1 &&
 			skip "$f supports RWF_NOWAIT on this kernel"
 	done
 	make_file_bytes "$F" 100
-	"$PAGECACHE" load "$F" 0 100
+	"$CACHECTL" load "$F" 0 100
 	for how in stop skip; do
 		# st_size is 0 (procfs) or 4096 (sysfs): neither says what is
 		# missing, so nothing is claimed, and the answer is "not all"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Per-chunk classification with strategy nowait, asserted exactly from
-# page-cache layouts built with the pagecache helper: warm chunks are
+# page-cache layouts built with the cachectl helper: warm chunks are
 # hits, a chunk whose first page is cold is a miss, a chunk cached only
 # at its start is partial. Cold ranges are at most one chunk and kept
 # cold_gap() bytes apart, so readahead from one never reaches another and

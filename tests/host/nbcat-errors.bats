@@ -123,7 +123,7 @@ full_disk() {
 	make_file_bytes "$D/a" $((3 * C))
 	make_file_bytes "$D/b" $((3 * C))
 	full_disk -b 64K "$D/a" "$D/b" || fail "warm files (hits)"
-	"$PAGECACHE" evict "$D/a"
+	"$CACHECTL" evict "$D/a"
 	full_disk -b 64K "$D/a" "$D/b" || fail "cold file (workers)"
 	full_disk -s blocking "$D/a" "$D/b" || fail "strategy blocking"
 	full_disk -s pool "$D/a" "$D/b" || fail "strategy pool"
@@ -134,7 +134,7 @@ full_disk() {
 	make_file_bytes "$D/big" $((64 * MiB))
 	local cold
 	for cold in no yes; do
-		[[ $cold == yes ]] && "$PAGECACHE" evict "$D/big"
+		[[ $cold == yes ]] && "$CACHECTL" evict "$D/big"
 		run -0 bash -c 'env --default-signal=PIPE timeout -s KILL 120 \
 			"$1" -q "$2" 2>"$3" | head -c1 | wc -c
 			echo "${PIPESTATUS[0]}"' _ "$NBCAT" "$D/big" "$D/err"
@@ -181,7 +181,7 @@ full_disk() {
 # no_threads_run STRATEGY: nbcat -s STRATEGY over a cold $F as nobody,
 # who may not create a thread (RLIMIT_NPROC 1).
 no_threads_run() {
-	"$PAGECACHE" evict "$F"
+	"$CACHECTL" evict "$F"
 	nbcat_status=0
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		prlimit --nproc=1 "$NBCAT" -s "$1" -o BYTES "$F" \

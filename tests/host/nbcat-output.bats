@@ -37,7 +37,7 @@ same_as_cat() {
 	for s in 1 $((C - 1)) $C $((C + 1)) $((3 * C + 1)); do
 		f=$D/f$s
 		make_file_bytes "$f" "$s"
-		"$PAGECACHE" evict "$f"
+		"$CACHECTL" evict "$f"
 		same_as_cat "-b 64K" "$f" || fail "size $s, cold"
 		same_as_cat "-b 64K" "$f" || fail "size $s, warm"
 	done
@@ -48,7 +48,7 @@ same_as_cat() {
 	for s in $((256 * KiB - 1)) $((256 * KiB)) $((256 * KiB + 1)); do
 		f=$D/f$s
 		make_file_bytes "$f" "$s"
-		"$PAGECACHE" evict "$f"
+		"$CACHECTL" evict "$f"
 		same_as_cat "" "$f" || fail "size $s, cold"
 		same_as_cat "" "$f" || fail "size $s, warm"
 	done
@@ -56,7 +56,7 @@ same_as_cat() {
 
 @test "64 MiB file, default options: cold, then warm" {
 	make_file_bytes "$D/big" $((64 * MiB))
-	"$PAGECACHE" evict "$D/big"
+	"$CACHECTL" evict "$D/big"
 	same_as_cat "" "$D/big"
 	same_as_cat "" "$D/big"
 }
@@ -79,7 +79,7 @@ same_as_cat() {
 	: >"$D/e"
 	make_file_bytes "$D/b" $((5 * C))
 	make_file_bytes "$D/c" 1
-	"$PAGECACHE" evict "$D/b"
+	"$CACHECTL" evict "$D/b"
 	same_as_cat "-b 64K" "$D/a" "$D/e" "$D/b" "$D/a" "$D/c" "$D/e"
 }
 

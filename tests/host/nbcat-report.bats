@@ -288,7 +288,7 @@ people_and_bytes() {
 	local name=$'a\tb\nc\\d' esc='a\tb\nc\\d' f
 	f=$D/$name
 	make_file_bytes "$f" $((1 * MiB))
-	"$PAGECACHE" evict "$f"
+	"$CACHECTL" evict "$f"
 	nbcat_run -q -b 64K --trace "$D/trace" -m "$D/missing" "$f"
 	expect_status 0
 	expect_output "$f"

@@ -25,7 +25,7 @@ C=$((64 * KiB))
 		make_file_bytes "$f" "$s"
 		for strat in blocking pool; do
 			for opts in "-j 1 -w 1" "-j 4 -w 16" "-j 8 -w 3"; do
-				"$PAGECACHE" evict "$f"
+				"$CACHECTL" evict "$f"
 				# shellcheck disable=SC2086 # word splitting wanted
 				nbcat_run -q -b 64K -s $strat $opts "$f"
 				expect_status 0
@@ -59,7 +59,7 @@ unclassified() {
 @test "pool: mode pool, nothing classified, fallback latency" {
 	local s=$((3 * C + 1))
 	make_file_bytes "$D/f" "$s"
-	"$PAGECACHE" evict "$D/f"
+	"$CACHECTL" evict "$D/f"
 	nbcat_json -s pool -b 64K "$D/f"
 	expect_status 0
 	expect_output "$D/f"
@@ -76,7 +76,7 @@ unclassified() {
 	done
 	[[ $(stat -c %s "$f") == "$s" ]]
 	for strat in nowait blocking pool; do
-		"$PAGECACHE" evict "$f"
+		"$CACHECTL" evict "$f"
 		nbcat_json -s $strat "$f"
 		expect_status 0
 		cmp "$D/out" "$f" || fail "strategy $strat"
@@ -146,8 +146,8 @@ fifo_finish() {
 
 # The first 4 GiB + 512 KiB cached, the rest (past 2^32) cold.
 big_tail_cold() {
-	"$PAGECACHE" evict "$BIG" $((4 * GiB)) 0 || return 1
-	"$PAGECACHE" load "$BIG" 0 $((4 * GiB + 512 * KiB)) || return 1
+	"$CACHECTL" evict "$BIG" $((4 * GiB)) 0 || return 1
+	"$CACHECTL" load "$BIG" 0 $((4 * GiB + 512 * KiB)) || return 1
 	NBCAT_OUT=/dev/null nbcat_json -b 64M -w 4 --cached-only \
 		-m "$D/missing" "$BIG"
 	expect_status 2 &&
@@ -180,7 +180,7 @@ big_tail_cold() {
 	assert_equal "$last" "$((4 * GiB))"$'\t'"$((MiB + 3))"
 
 	# --cached-only: a missing range past 2^32
-	if "$PAGECACHE" probe "$BIG" >/dev/null; then
+	if "$CACHECTL" probe "$BIG" >/dev/null; then
 		retry_cold big_tail_cold
 		expect_row "$BIG" bytes=$((4 * GiB + 512 * KiB)) \
 			missing=$((S - 4 * GiB - 512 * KiB))

@@ -25,7 +25,7 @@ shm_dir() {
 	SHM=$(mktemp -d /dev/shm/nbio-test.XXXXXX)
 	: >"$SHM/probe"
 	local rc=0
-	"$PAGECACHE" probe "$SHM/probe" >/dev/null || rc=$?
+	"$CACHECTL" probe "$SHM/probe" >/dev/null || rc=$?
 	((rc == 77)) ||
 		skip "tmpfs accepts RWF_NOWAIT on kernel $(uname -r) (probe exit $rc)"
 }

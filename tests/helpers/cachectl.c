@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * pagecache - put one file's pages into or out of the page cache, and say
+ * cachectl - put one file's pages into or out of the page cache, and say
  * what is there, so host tests get deterministic hits and misses without
- * root and without dropping the whole machine's cache.
+ * root and without dropping the whole machine's cache (the tests' tool,
+ * not nbcat's library: that is tools/lib/pagecache.c).
  *
- *   pagecache evict FILE [OFFSET LENGTH]     fdatasync + FADV_DONTNEED
- *   pagecache load FILE [OFFSET LENGTH]      read the range (no readahead)
- *   pagecache probe FILE                     0: RWF_NOWAIT works, 77: not
- *                                            supported, 1: other error
- *   pagecache resident FILE [OFFSET LENGTH]  "<resident> <total>" pages
- *   pagecache nowait FILE OFFSET LENGTH      one preadv2(RWF_NOWAIT): print
- *                                            the bytes read or "EAGAIN"
- *   pagecache holes FILE                     "OFFSET<tab>LENGTH" of each
- *                                            run of pages not resident,
- *                                            clipped to the file size
+ *   cachectl evict FILE [OFFSET LENGTH]     fdatasync + FADV_DONTNEED
+ *   cachectl load FILE [OFFSET LENGTH]      read the range (no readahead)
+ *   cachectl probe FILE                     0: RWF_NOWAIT works, 77: not
+ *                                           supported, 1: other error
+ *   cachectl resident FILE [OFFSET LENGTH]  "<resident> <total>" pages
+ *   cachectl nowait FILE OFFSET LENGTH      one preadv2(RWF_NOWAIT): print
+ *                                           the bytes read or "EAGAIN"
+ *   cachectl holes FILE                     "OFFSET<tab>LENGTH" of each
+ *                                           run of pages not resident,
+ *                                           clipped to the file size
  *
  * OFFSET and LENGTH are decimal bytes; LENGTH 0 means "to the end of the
  * file", as for posix_fadvise(). Exit 0 on success, 1 on error, 77 for a
@@ -39,17 +40,17 @@
 #endif
 
 enum {
-	PC_EXIT_OK = 0,
-	PC_EXIT_FAILURE = 1,
-	PC_EXIT_UNSUPPORTED = 77,	/* Automake's "skip" */
+	CC_EXIT_OK = 0,
+	CC_EXIT_FAILURE = 1,
+	CC_EXIT_UNSUPPORTED = 77,	/* Automake's "skip" */
 };
 
 /* FADV_DONTNEED skips pages that are locked or under writeback: retry. */
-#define PC_EVICT_TRIES	10
+#define CC_EVICT_TRIES	10
 
-#define PC_BUFSZ	(1024 * 1024)
+#define CC_BUFSZ	(1024 * 1024)
 
-struct pc_range {
+struct cc_range {
 	const char *path;
 	int fd;
 	uint64_t size;		/* st_size */
@@ -61,12 +62,12 @@ struct pc_range {
 static void usage(FILE *out)
 {
 	fputs("Usage:\n"
-	      " pagecache evict FILE [OFFSET LENGTH]\n"
-	      " pagecache load FILE [OFFSET LENGTH]\n"
-	      " pagecache probe FILE\n"
-	      " pagecache resident FILE [OFFSET LENGTH]\n"
-	      " pagecache nowait FILE OFFSET LENGTH\n"
-	      " pagecache holes FILE\n"
+	      " cachectl evict FILE [OFFSET LENGTH]\n"
+	      " cachectl load FILE [OFFSET LENGTH]\n"
+	      " cachectl probe FILE\n"
+	      " cachectl resident FILE [OFFSET LENGTH]\n"
+	      " cachectl nowait FILE OFFSET LENGTH\n"
+	      " cachectl holes FILE\n"
 	      "\n"
 	      "LENGTH 0 means to the end of the file. Exit status: 0 ok,\n"
 	      "1 error, 77 RWF_NOWAIT not supported (probe).\n", out);
@@ -90,7 +91,7 @@ static int parse_u64(const char *s, uint64_t *res)
 }
 
 /* Open @path and fill @r; offsets come from argv when given. */
-static int range_open(struct pc_range *r, const char *path,
+static int range_open(struct cc_range *r, const char *path,
 		      const char *off, const char *len)
 {
 	struct stat st;
@@ -99,17 +100,17 @@ static int range_open(struct pc_range *r, const char *path,
 	r->path = path;
 	r->pagesz = sysconf(_SC_PAGESIZE);
 	if (off && (parse_u64(off, &r->off) || parse_u64(len, &r->len))) {
-		fprintf(stderr, "pagecache: invalid range: '%s' '%s'\n",
+		fprintf(stderr, "cachectl: invalid range: '%s' '%s'\n",
 			off, len);
 		return -EINVAL;
 	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
-		fprintf(stderr, "pagecache: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "cachectl: %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
 	if (fstat(r->fd, &st)) {
-		fprintf(stderr, "pagecache: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "cachectl: %s: %s\n", path, strerror(errno));
 		close(r->fd);
 		return -errno;
 	}
@@ -125,7 +126,7 @@ static int range_open(struct pc_range *r, const char *path,
  * Count resident pages of [off, off + len) with mincore() on a shared
  * read-only mapping. Mapping does not fault pages in; mincore() only looks.
  */
-static int count_resident(struct pc_range *r, uint64_t *resident,
+static int count_resident(struct cc_range *r, uint64_t *resident,
 			  uint64_t *total)
 {
 	uint64_t start = r->off & ~((uint64_t)r->pagesz - 1);
@@ -141,20 +142,20 @@ static int count_resident(struct pc_range *r, uint64_t *resident,
 		return 0;
 	map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, start);
 	if (map == MAP_FAILED) {
-		fprintf(stderr, "pagecache: %s: mmap: %s\n", r->path,
+		fprintf(stderr, "cachectl: %s: mmap: %s\n", r->path,
 			strerror(errno));
 		return -errno;
 	}
 	vec = malloc(npages);
 	if (!vec) {
 		munmap(map, maplen);
-		fputs("pagecache: out of memory\n", stderr);
+		fputs("cachectl: out of memory\n", stderr);
 		return -ENOMEM;
 	}
 	if (mincore(map, maplen, vec)) {
 		int e = errno;
 
-		fprintf(stderr, "pagecache: %s: mincore: %s\n", r->path,
+		fprintf(stderr, "cachectl: %s: mincore: %s\n", r->path,
 			strerror(e));
 		free(vec);
 		munmap(map, maplen);
@@ -171,28 +172,28 @@ static int count_resident(struct pc_range *r, uint64_t *resident,
  * Print the runs of non-resident pages, as nbcat --missing writes them
  * (without the path). mincore() is the truth for root and the owner.
  */
-static int do_holes(struct pc_range *r)
+static int do_holes(struct cc_range *r)
 {
 	uint64_t npages = (r->size + r->pagesz - 1) / r->pagesz, i, start;
 	unsigned char *vec;
 	void *map;
-	int rc = PC_EXIT_FAILURE;
+	int rc = CC_EXIT_FAILURE;
 
 	if (!npages)
-		return PC_EXIT_OK;
+		return CC_EXIT_OK;
 	map = mmap(NULL, r->size, PROT_READ, MAP_SHARED, r->fd, 0);
 	if (map == MAP_FAILED) {
-		fprintf(stderr, "pagecache: %s: mmap: %s\n", r->path,
+		fprintf(stderr, "cachectl: %s: mmap: %s\n", r->path,
 			strerror(errno));
-		return PC_EXIT_FAILURE;
+		return CC_EXIT_FAILURE;
 	}
 	vec = malloc(npages);
 	if (!vec) {
-		fputs("pagecache: out of memory\n", stderr);
+		fputs("cachectl: out of memory\n", stderr);
 		goto out;
 	}
 	if (mincore(map, r->size, vec)) {
-		fprintf(stderr, "pagecache: %s: mincore: %s\n", r->path,
+		fprintf(stderr, "cachectl: %s: mincore: %s\n", r->path,
 			strerror(errno));
 		goto out;
 	}
@@ -206,34 +207,34 @@ static int do_holes(struct pc_range *r)
 		       (i * r->pagesz < r->size ? i * r->pagesz : r->size) -
 		       start * r->pagesz);
 	}
-	rc = PC_EXIT_OK;
+	rc = CC_EXIT_OK;
 out:
 	free(vec);
 	munmap(map, r->size);
 	return rc;
 }
 
-static int do_evict(struct pc_range *r)
+static int do_evict(struct cc_range *r)
 {
 	uint64_t res, total;
 	int i, rc;
 
 	if (fdatasync(r->fd)) {
-		fprintf(stderr, "pagecache: %s: fdatasync: %s\n", r->path,
+		fprintf(stderr, "cachectl: %s: fdatasync: %s\n", r->path,
 			strerror(errno));
-		return PC_EXIT_FAILURE;
+		return CC_EXIT_FAILURE;
 	}
-	for (i = 0; i < PC_EVICT_TRIES; i++) {
+	for (i = 0; i < CC_EVICT_TRIES; i++) {
 		rc = posix_fadvise(r->fd, r->off, r->len, POSIX_FADV_DONTNEED);
 		if (rc) {
-			fprintf(stderr, "pagecache: %s: posix_fadvise: %s\n",
+			fprintf(stderr, "cachectl: %s: posix_fadvise: %s\n",
 				r->path, strerror(rc));
-			return PC_EXIT_FAILURE;
+			return CC_EXIT_FAILURE;
 		}
 		if (count_resident(r, &res, &total))
-			return PC_EXIT_FAILURE;
+			return CC_EXIT_FAILURE;
 		if (!res)
-			return PC_EXIT_OK;
+			return CC_EXIT_OK;
 		usleep(10000);
 	}
 	/*
@@ -241,12 +242,12 @@ static int do_evict(struct pc_range *r)
 	 * that straddles a range boundary stays. Say so rather than let a
 	 * test assert on a cache state we did not produce.
 	 */
-	fprintf(stderr, "pagecache: %s: %" PRIu64 " of %" PRIu64
+	fprintf(stderr, "cachectl: %s: %" PRIu64 " of %" PRIu64
 		" pages still resident after eviction\n", r->path, res, total);
-	return PC_EXIT_FAILURE;
+	return CC_EXIT_FAILURE;
 }
 
-static int do_load(struct pc_range *r)
+static int do_load(struct cc_range *r)
 {
 	uint64_t pos = r->off, end = r->off + r->len;
 	char *buf;
@@ -258,33 +259,33 @@ static int do_load(struct pc_range *r)
 	 */
 	rc = posix_fadvise(r->fd, 0, 0, POSIX_FADV_RANDOM);
 	if (rc) {
-		fprintf(stderr, "pagecache: %s: posix_fadvise: %s\n",
+		fprintf(stderr, "cachectl: %s: posix_fadvise: %s\n",
 			r->path, strerror(rc));
-		return PC_EXIT_FAILURE;
+		return CC_EXIT_FAILURE;
 	}
-	buf = malloc(PC_BUFSZ);
+	buf = malloc(CC_BUFSZ);
 	if (!buf) {
-		fputs("pagecache: out of memory\n", stderr);
-		return PC_EXIT_FAILURE;
+		fputs("cachectl: out of memory\n", stderr);
+		return CC_EXIT_FAILURE;
 	}
 	while (pos < end) {
-		size_t want = end - pos < PC_BUFSZ ? end - pos : PC_BUFSZ;
+		size_t want = end - pos < CC_BUFSZ ? end - pos : CC_BUFSZ;
 		ssize_t n = pread(r->fd, buf, want, pos);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "pagecache: %s: read: %s\n", r->path,
+			fprintf(stderr, "cachectl: %s: read: %s\n", r->path,
 				strerror(errno));
 			free(buf);
-			return PC_EXIT_FAILURE;
+			return CC_EXIT_FAILURE;
 		}
 		if (n == 0)
 			break;	/* shrank under us: nothing more to load */
 		pos += n;
 	}
 	free(buf);
-	return PC_EXIT_OK;
+	return CC_EXIT_OK;
 }
 
 /*
@@ -292,7 +293,7 @@ static int do_load(struct pc_range *r)
  * any page-cache lookup, and a read at EOF returns 0 without touching the
  * cache, so probing never changes what a test set up.
  */
-static int do_probe(struct pc_range *r)
+static int do_probe(struct cc_range *r)
 {
 	char c;
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
@@ -300,39 +301,39 @@ static int do_probe(struct pc_range *r)
 
 	n = preadv2(r->fd, &iov, 1, r->size, RWF_NOWAIT);
 	if (n >= 0 || errno == EAGAIN)
-		return PC_EXIT_OK;
+		return CC_EXIT_OK;
 	if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		printf("%s: RWF_NOWAIT not supported: %s\n", r->path,
 		       strerror(errno));
-		return PC_EXIT_UNSUPPORTED;
+		return CC_EXIT_UNSUPPORTED;
 	}
-	fprintf(stderr, "pagecache: %s: preadv2: %s\n", r->path,
+	fprintf(stderr, "cachectl: %s: preadv2: %s\n", r->path,
 		strerror(errno));
-	return PC_EXIT_FAILURE;
+	return CC_EXIT_FAILURE;
 }
 
-static int do_resident(struct pc_range *r)
+static int do_resident(struct cc_range *r)
 {
 	uint64_t res, total;
 
 	if (count_resident(r, &res, &total))
-		return PC_EXIT_FAILURE;
+		return CC_EXIT_FAILURE;
 	printf("%" PRIu64 " %" PRIu64 "\n", res, total);
-	return PC_EXIT_OK;
+	return CC_EXIT_OK;
 }
 
 /* One non-blocking read, as nbcat's probe does it: what does it return? */
-static int do_nowait(struct pc_range *r)
+static int do_nowait(struct cc_range *r)
 {
 	struct iovec iov;
 	ssize_t n;
-	int rc = PC_EXIT_OK;
+	int rc = CC_EXIT_OK;
 
 	iov.iov_len = r->len ? r->len : 1;
 	iov.iov_base = malloc(iov.iov_len);
 	if (!iov.iov_base) {
-		fputs("pagecache: out of memory\n", stderr);
-		return PC_EXIT_FAILURE;
+		fputs("cachectl: out of memory\n", stderr);
+		return CC_EXIT_FAILURE;
 	}
 	do {
 		n = preadv2(r->fd, &iov, 1, r->off, RWF_NOWAIT);
@@ -343,11 +344,11 @@ static int do_nowait(struct pc_range *r)
 		puts("EAGAIN");
 	} else if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		printf("%s\n", strerror(errno));
-		rc = PC_EXIT_UNSUPPORTED;
+		rc = CC_EXIT_UNSUPPORTED;
 	} else {
-		fprintf(stderr, "pagecache: %s: preadv2: %s\n", r->path,
+		fprintf(stderr, "cachectl: %s: preadv2: %s\n", r->path,
 			strerror(errno));
-		rc = PC_EXIT_FAILURE;
+		rc = CC_EXIT_FAILURE;
 	}
 	free(iov.iov_base);
 	return rc;
@@ -357,7 +358,7 @@ int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
-		int (*fn)(struct pc_range *);
+		int (*fn)(struct cc_range *);
 		int min_args, max_args;	/* after the command name */
 	} cmds[] = {
 		{ "evict", do_evict, 1, 3 },
@@ -367,14 +368,14 @@ int main(int argc, char **argv)
 		{ "nowait", do_nowait, 3, 3 },
 		{ "holes", do_holes, 1, 1 },
 	};
-	struct pc_range r;
+	struct cc_range r;
 	size_t i;
 	int nargs = argc - 2, rc;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") ||
 			  !strcmp(argv[1], "--help"))) {
 		usage(stdout);
-		return PC_EXIT_OK;
+		return CC_EXIT_OK;
 	}
 	for (i = 0; argc >= 3 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))
@@ -385,11 +386,11 @@ int main(int argc, char **argv)
 			break;
 		if (range_open(&r, argv[2], nargs == 3 ? argv[3] : NULL,
 			       nargs == 3 ? argv[4] : NULL))
-			return PC_EXIT_FAILURE;
+			return CC_EXIT_FAILURE;
 		rc = cmds[i].fn(&r);
 		close(r.fd);
 		return rc;
 	}
 	usage(stderr);
-	return PC_EXIT_FAILURE;
+	return CC_EXIT_FAILURE;
 }
