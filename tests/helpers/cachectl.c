@@ -18,7 +18,7 @@
  *
  * OFFSET and LENGTH are decimal bytes; LENGTH 0 means "to the end of the
  * file", as for posix_fadvise(). Exit 0 on success, 1 on error, 77 for a
- * missing kernel feature (the Automake skip code).
+ * missing kernel feature (the Automake skip code): probe.h.
  *
  * Ranges are meant to be page aligned: the kernel evicts and maps whole
  * pages (and whole folios: evict() checks that the range really left).
@@ -35,15 +35,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef RWF_NOWAIT
-# define RWF_NOWAIT 0x00000008	/* Linux 4.14 */
-#endif
-
-enum {
-	CC_EXIT_OK = 0,
-	CC_EXIT_FAILURE = 1,
-	CC_EXIT_UNSUPPORTED = 77,	/* Automake's "skip" */
-};
+#include "c.h"
+#include "probe.h"
 
 /* FADV_DONTNEED skips pages that are locked or under writeback: retry. */
 #define CC_EVICT_TRIES	10
@@ -177,15 +170,15 @@ static int do_holes(struct cc_range *r)
 	uint64_t npages = (r->size + r->pagesz - 1) / r->pagesz, i, start;
 	unsigned char *vec;
 	void *map;
-	int rc = CC_EXIT_FAILURE;
+	int rc = PROBE_EXIT_FAIL;
 
 	if (!npages)
-		return CC_EXIT_OK;
+		return PROBE_EXIT_OK;
 	map = mmap(NULL, r->size, PROT_READ, MAP_SHARED, r->fd, 0);
 	if (map == MAP_FAILED) {
 		fprintf(stderr, "cachectl: %s: mmap: %s\n", r->path,
 			strerror(errno));
-		return CC_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	vec = malloc(npages);
 	if (!vec) {
@@ -207,7 +200,7 @@ static int do_holes(struct cc_range *r)
 		       (i * r->pagesz < r->size ? i * r->pagesz : r->size) -
 		       start * r->pagesz);
 	}
-	rc = CC_EXIT_OK;
+	rc = PROBE_EXIT_OK;
 out:
 	free(vec);
 	munmap(map, r->size);
@@ -222,19 +215,19 @@ static int do_evict(struct cc_range *r)
 	if (fdatasync(r->fd)) {
 		fprintf(stderr, "cachectl: %s: fdatasync: %s\n", r->path,
 			strerror(errno));
-		return CC_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	for (i = 0; i < CC_EVICT_TRIES; i++) {
 		rc = posix_fadvise(r->fd, r->off, r->len, POSIX_FADV_DONTNEED);
 		if (rc) {
 			fprintf(stderr, "cachectl: %s: posix_fadvise: %s\n",
 				r->path, strerror(rc));
-			return CC_EXIT_FAILURE;
+			return PROBE_EXIT_FAIL;
 		}
 		if (count_resident(r, &res, &total))
-			return CC_EXIT_FAILURE;
+			return PROBE_EXIT_FAIL;
 		if (!res)
-			return CC_EXIT_OK;
+			return PROBE_EXIT_OK;
 		usleep(10000);
 	}
 	/*
@@ -244,7 +237,7 @@ static int do_evict(struct cc_range *r)
 	 */
 	fprintf(stderr, "cachectl: %s: %" PRIu64 " of %" PRIu64
 		" pages still resident after eviction\n", r->path, res, total);
-	return CC_EXIT_FAILURE;
+	return PROBE_EXIT_FAIL;
 }
 
 static int do_load(struct cc_range *r)
@@ -261,12 +254,12 @@ static int do_load(struct cc_range *r)
 	if (rc) {
 		fprintf(stderr, "cachectl: %s: posix_fadvise: %s\n",
 			r->path, strerror(rc));
-		return CC_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	buf = malloc(CC_BUFSZ);
 	if (!buf) {
 		fputs("cachectl: out of memory\n", stderr);
-		return CC_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	while (pos < end) {
 		size_t want = end - pos < CC_BUFSZ ? end - pos : CC_BUFSZ;
@@ -278,14 +271,14 @@ static int do_load(struct cc_range *r)
 			fprintf(stderr, "cachectl: %s: read: %s\n", r->path,
 				strerror(errno));
 			free(buf);
-			return CC_EXIT_FAILURE;
+			return PROBE_EXIT_FAIL;
 		}
 		if (n == 0)
 			break;	/* shrank under us: nothing more to load */
 		pos += n;
 	}
 	free(buf);
-	return CC_EXIT_OK;
+	return PROBE_EXIT_OK;
 }
 
 /*
@@ -301,15 +294,15 @@ static int do_probe(struct cc_range *r)
 
 	n = preadv2(r->fd, &iov, 1, r->size, RWF_NOWAIT);
 	if (n >= 0 || errno == EAGAIN)
-		return CC_EXIT_OK;
+		return PROBE_EXIT_OK;
 	if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		printf("%s: RWF_NOWAIT not supported: %s\n", r->path,
 		       strerror(errno));
-		return CC_EXIT_UNSUPPORTED;
+		return PROBE_EXIT_SKIP;
 	}
 	fprintf(stderr, "cachectl: %s: preadv2: %s\n", r->path,
 		strerror(errno));
-	return CC_EXIT_FAILURE;
+	return PROBE_EXIT_FAIL;
 }
 
 static int do_resident(struct cc_range *r)
@@ -317,9 +310,9 @@ static int do_resident(struct cc_range *r)
 	uint64_t res, total;
 
 	if (count_resident(r, &res, &total))
-		return CC_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	printf("%" PRIu64 " %" PRIu64 "\n", res, total);
-	return CC_EXIT_OK;
+	return PROBE_EXIT_OK;
 }
 
 /* One non-blocking read, as nbcat's probe does it: what does it return? */
@@ -327,13 +320,13 @@ static int do_nowait(struct cc_range *r)
 {
 	struct iovec iov;
 	ssize_t n;
-	int rc = CC_EXIT_OK;
+	int rc = PROBE_EXIT_OK;
 
 	iov.iov_len = r->len ? r->len : 1;
 	iov.iov_base = malloc(iov.iov_len);
 	if (!iov.iov_base) {
 		fputs("cachectl: out of memory\n", stderr);
-		return CC_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	do {
 		n = preadv2(r->fd, &iov, 1, r->off, RWF_NOWAIT);
@@ -344,11 +337,11 @@ static int do_nowait(struct cc_range *r)
 		puts("EAGAIN");
 	} else if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		printf("%s\n", strerror(errno));
-		rc = CC_EXIT_UNSUPPORTED;
+		rc = PROBE_EXIT_SKIP;
 	} else {
 		fprintf(stderr, "cachectl: %s: preadv2: %s\n", r->path,
 			strerror(errno));
-		rc = CC_EXIT_FAILURE;
+		rc = PROBE_EXIT_FAIL;
 	}
 	free(iov.iov_base);
 	return rc;
@@ -375,7 +368,7 @@ int main(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "-h") ||
 			  !strcmp(argv[1], "--help"))) {
 		usage(stdout);
-		return CC_EXIT_OK;
+		return PROBE_EXIT_OK;
 	}
 	for (i = 0; argc >= 3 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))
@@ -386,11 +379,11 @@ int main(int argc, char **argv)
 			break;
 		if (range_open(&r, argv[2], nargs == 3 ? argv[3] : NULL,
 			       nargs == 3 ? argv[4] : NULL))
-			return CC_EXIT_FAILURE;
+			return PROBE_EXIT_FAIL;
 		rc = cmds[i].fn(&r);
 		close(r.fd);
 		return rc;
 	}
 	usage(stderr);
-	return CC_EXIT_FAILURE;
+	return PROBE_EXIT_FAIL;
 }

@@ -22,9 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef RWF_NOWAIT
-# define RWF_NOWAIT 0x00000008
-#endif
+#include "c.h"
 
 typedef ssize_t (*preadv2_fn)(int, const struct iovec *, int, off_t, int);
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);

@@ -20,15 +20,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef RWF_NOWAIT
-# define RWF_NOWAIT 0x00000008	/* Linux 4.14 */
-#endif
+#include "c.h"
+#include "probe.h"
 
+/* Besides probe.h's: the read would have blocked. */
 enum {
-	NR_EXIT_OK = 0,
-	NR_EXIT_FAILURE = 1,
 	NR_EXIT_EAGAIN = 2,
-	NR_EXIT_UNSUPPORTED = 77,
 };
 
 /* 1 GiB: more than any test reads at once, small enough to allocate. */
@@ -76,20 +73,20 @@ int main(int argc, char **argv)
 	    !len || len > NR_MAX_LENGTH) {
 		fputs("Usage: nowait-read FILE OFFSET LENGTH\n"
 		      "(decimal bytes, 0 < LENGTH <= 1 GiB)\n", stderr);
-		return NR_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "nowait-read: %s: %s\n", argv[1],
 			strerror(errno));
-		return NR_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	iov.iov_len = len;
 	iov.iov_base = malloc(len);
 	if (!iov.iov_base) {
 		fputs("nowait-read: out of memory\n", stderr);
 		close(fd);
-		return NR_EXIT_FAILURE;
+		return PROBE_EXIT_FAIL;
 	}
 	n = preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
 	e = errno;
@@ -97,12 +94,12 @@ int main(int argc, char **argv)
 	close(fd);
 	if (n >= 0) {
 		printf("%zd\n", n);
-		return NR_EXIT_OK;
+		return PROBE_EXIT_OK;
 	}
 	printf("%s\n", errno_name(e));
 	if (e == EAGAIN)
 		return NR_EXIT_EAGAIN;
 	if (e == EOPNOTSUPP || e == ENOSYS)
-		return NR_EXIT_UNSUPPORTED;
-	return NR_EXIT_FAILURE;
+		return PROBE_EXIT_SKIP;
+	return PROBE_EXIT_FAIL;
 }

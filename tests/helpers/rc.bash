@@ -171,7 +171,8 @@ require_program() {
 }
 
 # require_nowait PATH: skip unless preadv2(RWF_NOWAIT) works on PATH (a
-# file, or a directory: probed with an empty file created in it).
+# file, or a directory: probed with an empty file created in it). The
+# probe's exit codes are tests/helpers/probe.h's: 77 is PROBE_EXIT_SKIP.
 require_nowait() {
 	local p=$1 rc=0 fs
 	if [[ -d $p ]]; then
