@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # nbcat-cached-only-resize.bats - --cached-only=skip on a file that grows
-# or shrinks while nbcat reads it (issue 10), on 6.1, ext4 on the scratch
-# disk, as root (RESIDENCY mincore) and as nobody on a root-owned 0644
-# file (RESIDENCY probe: RWF_NOWAIT reads, a miss starts no I/O).
+# or shrinks while nbcat reads it, on 6.1, ext4 on the scratch disk, as
+# root (RESIDENCY mincore) and as nobody on a root-owned 0644 file
+# (RESIDENCY probe: RWF_NOWAIT reads, a miss starts no I/O).
 #
 # Before the fix, on the probe path, a file that grew past the size nbcat
 # knew with an uncached tail (a hole, or data written back and evicted)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # nbcat-fincore.bats - what fincore(1) cannot tell an unprivileged user,
-# and nbcat --cached-only can (issue 10), on 6.1.
+# and nbcat --cached-only can, on 6.1.
 #
 # fincore asks mincore(2) about a shared mapping of the file. In 6.1,
 # mm/mincore.c do_mincore() answers for a file mapping only if

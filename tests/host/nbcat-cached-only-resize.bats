@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
-# --cached-only=skip on a file that grows or shrinks while nbcat reads it
-# (issue 10): growth is followed to the new end (cached data written, the
-# rest missing), a tail that vanished is not reported missing, and the run
+# --cached-only=skip on a file that grows or shrinks while nbcat reads it:
+# growth is followed to the new end (cached data written, the rest
+# missing), a tail that vanished is not reported missing, and the run
 # ends. The resize happens at a fixed point, inside nbcat's first write
 # of a chunk to stdout (tests/helpers/resizefile.so), not after a sleep.
 #

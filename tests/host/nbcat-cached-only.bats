@@ -267,7 +267,7 @@ one_page_layout() {
 }
 
 @test "skip, one page of 20 MiB missing: HIT_RATIO 99.9%, never 100%; a partial chunk" {
-	# printed "HIT_RATIO 100.0%" with MISSING 4K (issue 36); the chunk
+	# printed "HIT_RATIO 100.0%" with MISSING 4K; the chunk
 	# with the missing page is partial, not a miss (MISS_CHUNKS 0)
 	make_file_bytes "$F" $((20 * MiB))
 	retry_reclaim one_page_layout
@@ -283,8 +283,8 @@ cpu_run() {
 }
 
 @test "skip over a 1 TiB sparse file: under 1 s of CPU, nothing read in, MISSING 1T" {
-	# one cachestat() and one fstat() per chunk cost 15-18 s (issue 35
-	# item 5); the uncached stretch is now asked about as one
+	# one cachestat() and one fstat() per chunk cost 15-18 s; the
+	# uncached stretch is now asked about as one
 	truncate -s 1T "$F" || skip "$D: no 1 TiB sparse file here"
 	NBCAT_OUT=$D/out cpu_run --cached-only=skip -m "$D/missing" \
 		--raw -o MISSING,MISS_CHUNKS "$F"

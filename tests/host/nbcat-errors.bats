@@ -189,8 +189,9 @@ no_threads_run() {
 }
 
 @test "no worker thread can be started: read in the main thread, as cat, exit 0" {
-	# issue 35 item 5: "r3m: Resource temporarily unavailable", exit 1,
-	# 0 bytes of a 3 MB file that cat copies
+	# where no thread could be started (RLIMIT_NPROC) nbcat said "r3m:
+	# Resource temporarily unavailable", exit 1, 0 bytes of a 3 MB file
+	# that cat copies
 	require_root	# to switch to nobody
 	require_nobody
 	require_cmd prlimit

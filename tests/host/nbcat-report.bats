@@ -188,8 +188,8 @@ people_and_bytes() {
 }
 
 @test "durations: no unit in the column names, the former names still accepted" {
-	# NOWAIT_P50_NS printed "9.5us" (issue 36): the name lost its unit,
-	# the JSON key keeps it, since JSON is always nanoseconds
+	# NOWAIT_P50_NS printed "9.5us", not nanoseconds: the name lost
+	# its unit, the JSON key keeps it, since JSON is always nanoseconds
 	warm a 100
 	nbcat_run --raw -o NOWAIT_P50,nowait_p99_ns,SECONDS "$D/a"
 	expect_status 0
@@ -212,7 +212,7 @@ people_and_bytes() {
 	expect_status 0
 	run -0 jq -c '[.nbcat[] | keys]' "$D/report.json"
 	assert_output '[["bytes","file","type"],["bytes","file","type"]]'
-	# the man page's example finds the total row (issue 36 F)
+	# the man page's example finds the total row
 	run -0 jq -c '.nbcat[] | select(.type == "total") | .bytes' \
 		"$D/report.json"
 	assert_output 100
@@ -223,7 +223,7 @@ people_and_bytes() {
 }
 
 @test "UTF-8 locale: a UTF-8 file name is printed as it is, as lsblk does" {
-	# without setlocale() the table escaped it: \xc3\xbcn\xc3\xaf (issue 36)
+	# without setlocale() the table escaped it: \xc3\xbcn\xc3\xaf
 	require_utf8_locale
 	local name=$D/ünï
 	printf 'x\n' >"$name"

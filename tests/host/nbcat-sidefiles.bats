@@ -60,7 +60,7 @@ expect_untouched() {
 
 @test "a side file that is standard error: refused, the warnings kept, exit 1" {
 	# nbcat -r log.txt nonexist small 2>>log.txt: the report overwrote
-	# the "No such file" warning (issue 36)
+	# the "No such file" warning
 	make_file_bytes "$D/small" 100
 	printf 'earlier line\n' >"$D/log.txt"
 	local opt

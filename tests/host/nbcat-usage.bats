@@ -110,7 +110,8 @@ help_options() {
 	((n == ${#OPTIONS[@]})) || fail "--help has $n option lines, want ${#OPTIONS[@]}"
 }
 
-# GNU cat's short options that change the data (issue 36): refused with
+# GNU cat's short options that change the data (a cat user's -t once
+# emptied the file after it, taken as --trace's argument): refused with
 # what cat means by them, before any file is opened, so none is written.
 CAT_OPTIONS=(
 	"-A:-A is cat's 'show all', which nbcat does not do"
@@ -204,7 +205,7 @@ expect_valid() {
 		expect_invalid "chunk size" "$v" -b "$v"
 		expect_invalid "chunk size" "$v" --chunk-size="$v"
 	done
-	# the error states the rule (issue 36)
+	# the error states the rule
 	run --separate-stderr -1 "$NBCAT" --chunk-size 1 "$F"
 	assert_equal "$stderr" "nbcat: invalid chunk size: '1': must be a multiple of 512 between 4K and 64M"
 }
@@ -217,7 +218,7 @@ expect_valid() {
 }
 
 @test "window x chunk size above 256M: refused with the rule; a default window shrinks" {
-	# -s pool -w 1024 -b 64M reached 3.1 GiB of RSS before (issue 35)
+	# -s pool -w 1024 -b 64M reached 3.1 GiB of RSS before the cap
 	run --separate-stderr -1 "$NBCAT" -s pool -w 1024 -b 64M "$F"
 	assert_output ""
 	assert_equal "$stderr" "nbcat: --window 1024 with --chunk-size 64M: window x chunk size must be at most 256M (here at most 4 chunks)

@@ -131,7 +131,8 @@ static void test_ratios(void)
 		{ 1, 1, "100.0%", "1.000000" },
 		{ 1, 2, "50.0%", "0.500000" },
 		{ 2, 3, "66.6%", "0.666666" },
-		/* 20 MiB with one 4 KiB page missing: never 100% (issue 36) */
+		/* 20 MiB with one 4 KiB page missing: never 100% (nbcat
+		 * once printed HIT_RATIO 100.0% with MISSING 4K) */
 		{ 20 * 1024 * 1024 - 4096, 20 * 1024 * 1024, "99.9%",
 		  "0.999804" },
 		{ 999999999, 1000000000, "99.9%", "0.999999" },
