@@ -199,7 +199,7 @@ struct loopdev_served_facts {
 	bool dio;			/* /sys/block/loopN/loop/dio */
 	bool series;			/* /sys/block/loopN/loop/stat read */
 	char release[65];		/* uname(2) release, "": unknown */
-	bool plain;			/* loopdev_request.plain */
+	bool plain;			/* loopdev_is_plain() */
 };
 
 /*
@@ -226,23 +226,19 @@ enum loopdev_served loopdev_served_decide(const struct loopdev_served_facts *f,
 
 /*
  * loopdev_served_facts - gather the facts for a bound device whose state
- * loopdev_read_state() read (sysfs, uname(2), the request record).
- * @req: the request record the caller already loaded
- *       (loopdev_load_request()), or NULL to load it here.
+ * loopdev_read_state() read (sysfs, uname(2), loopdev_is_plain()).
  * Returns 0, -ENXIO when not bound, or -errno.
  */
 int loopdev_served_facts(struct loopdev_ctx *lc,
-			 const struct loopdev_request *req,
 			 struct loopdev_served_facts *f);
 
 /*
  * loopdev_dio_served - loopdev_served_facts() judged by
- * loopdev_served_decide(). @req: as for loopdev_served_facts(). @why:
- * out, may be NULL. Returns the answer; LOOPDEV_SERVED_UNKNOWN (with
- * LOOPDEV_SERVED_INHERITS) when the facts cannot be gathered.
+ * loopdev_served_decide(). @why: out, may be NULL. Returns the answer;
+ * LOOPDEV_SERVED_UNKNOWN (with LOOPDEV_SERVED_INHERITS) when the facts
+ * cannot be gathered.
  */
 enum loopdev_served loopdev_dio_served(struct loopdev_ctx *lc,
-				       const struct loopdev_request *req,
 				       enum loopdev_served_why *why);
 
 #endif /* NBIO_LOOPDEV_DIO_H */

@@ -19,7 +19,6 @@
 #define LOOPDEV_CONTROL		"/dev/loop-control"
 #define LOOPDEV_MAJOR		7	/* LOOP_MAJOR, uapi/linux/major.h */
 #define LOOPDEV_SECTOR_MIN	512	/* blk_validate_block_size() */
-#define LOOPDEV_STATE_DIR	"/run/loopctl"	/* what attach asked for */
 
 struct loopdev_dio;		/* loopdev-dio.h */
 
@@ -91,28 +90,6 @@ struct loopdev_state {
 	struct loopdev_stat stat;
 };
 
-/*
- * What attach or set asked for, kept in LOOPDEV_STATE_DIR/loopN: one
- * "key=value" a line, unknown keys ignored:
- *   dio=on|auto|off	what attach or set last asked for
- *   backdev=MAJ:MIN	the backing file's st_dev and st_ino: a record
- *   backino=N		for another file is stale
- *   diskseq=N		/sys/block/loopN/diskseq (5.15) when written: it
- *			changes with every bind (LOOP_CONFIGURE,
- *			LOOP_SET_FD, LOOP_CHANGE_FD, LOOP_CLR_FD), so a new
- *			binding of the same file (or of a new file with the
- *			same inode number) does not inherit the record
- *   odirect=0		loopctl attach bound it with a backing descriptor
- *			without O_DIRECT; written by attach, carried over
- *			by set for the same binding; absent: unknown
- *			(records written before this key, or by set only)
- */
-struct loopdev_request {
-	bool known;
-	enum loopdev_dio_mode dio;	/* OFF, AUTO or ON */
-	bool plain;			/* odirect=0, for this very binding */
-};
-
 struct loopdev_ctx {
 	int nr;				/* N of /dev/loopN, -1: none yet */
 	char path[PATH_MAX];		/* /dev/loopN */
@@ -135,7 +112,7 @@ struct loopdev_ctx {
 	bool planned;			/* loopdev_plan() ran */
 	bool want_dio;			/* its verdict: ask for direct I/O */
 	uint32_t sector_attach;		/* its sector size for attach, 0: 512 */
-	bool attached_plain;		/* loopdev_attach() bound it, no O_DIRECT */
+	bool plain;			/* bound without O_DIRECT, for sure */
 	unsigned int alloc_tries;	/* attach: devices tried */
 };
 
@@ -174,6 +151,29 @@ static inline uint64_t loopdev_get_back_size(const struct loopdev_ctx *lc)
 static inline const char *loopdev_get_path(const struct loopdev_ctx *lc)
 {
 	return lc->path;
+}
+
+/* N of /dev/loopN, or -1 when no device is named yet. */
+static inline int loopdev_get_nr(const struct loopdev_ctx *lc)
+{
+	return lc->nr;
+}
+
+/*
+ * The device's backing descriptor is known to be without O_DIRECT:
+ * loopdev_attach() bound it so, or the caller knows it of this binding
+ * (loopctl's record of its own attach). loopdev_dio_served() and
+ * loopdev_retune() rely on it on kernels whose buffered path inherits
+ * the file's O_DIRECT.
+ */
+static inline bool loopdev_is_plain(const struct loopdev_ctx *lc)
+{
+	return lc->plain;
+}
+
+static inline void loopdev_set_plain(struct loopdev_ctx *lc, bool plain)
+{
+	lc->plain = plain;
 }
 
 /*
@@ -294,7 +294,8 @@ int loopdev_open_backing(struct loopdev_ctx *lc, const char *path);
  * loopdev_plan() unless the caller did. Reads the state back. With
  * LOOPDEV_DIO_ON, and
  * whenever a step fails after the device was bound, the device is
- * released again (it is ours). Returns 0; -EOPNOTSUPP when direct I/O
+ * released again (it is ours). On success loopdev_is_plain() is true.
+ * Returns 0; -EOPNOTSUPP when direct I/O
  * was required and is not in effect; -EBUSY when the named device is
  * bound or no free device could be claimed; -errno otherwise.
  */
@@ -337,7 +338,8 @@ int loopdev_open(struct loopdev_ctx *lc, int mode);
  * it was asked; EAGAIN is retried a bounded number of times. If direct
  * I/O cannot be honoured the sector size is put back. Refuses, before
  * changing anything, to leave direct I/O off where loopdev_dio_served()
- * would then say LOOPDEV_SERVED_UNKNOWN. Returns 0, -EOPNOTSUPP (direct
+ * would then say LOOPDEV_SERVED_UNKNOWN (a caller that knows the binding
+ * has no O_DIRECT says so first with loopdev_set_plain()). Returns 0, -EOPNOTSUPP (direct
  * I/O required but impossible: nothing changed), -EMEDIUMTYPE (direct
  * I/O off would not be buffered I/O for sure: nothing changed), -ENXIO
  * (not bound), -errno.
@@ -437,16 +439,11 @@ struct loopdev_cache {
 int loopdev_cache(struct loopdev_ctx *lc, struct loopdev_cache *c);
 
 /*
- * loopdev_save_request / loopdev_load_request - remember what attach or
- * set asked for (the kernel keeps only the effective state), keyed by
- * the backing inode so a stale record is ignored (the format is at
- * struct loopdev_request). Save writes odirect=0 after this context's
- * loopdev_attach(), and keeps it from a matching record otherwise. Both
- * return 0 or -errno; load sets req->known only for a matching record
- * (the same file, and the same diskseq when one was recorded).
+ * loopdev_read_diskseq - /sys/block/loopN/diskseq (5.15): a new value
+ * with every bind (LOOP_CONFIGURE, LOOP_SET_FD, LOOP_CHANGE_FD,
+ * LOOP_CLR_FD), so a binding can be told from the next one of the same
+ * file. Returns 0, -ENOENT before 5.15, or -errno.
  */
-int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio);
-int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req);
-void loopdev_forget_request(struct loopdev_ctx *lc);
+int loopdev_read_diskseq(const struct loopdev_ctx *lc, uint64_t *seq);
 
 #endif /* NBIO_LOOPDEV_H */

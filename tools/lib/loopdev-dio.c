@@ -506,10 +506,8 @@ enum loopdev_served loopdev_served_decide(const struct loopdev_served_facts *f,
 }
 
 int loopdev_served_facts(struct loopdev_ctx *lc,
-			 const struct loopdev_request *req,
 			 struct loopdev_served_facts *f)
 {
-	struct loopdev_request own;
 	struct utsname u;
 
 	memset(f, 0, sizeof(*f));
@@ -523,21 +521,16 @@ int loopdev_served_facts(struct loopdev_ctx *lc,
 	f->series = lc->state.stat.present;
 	if (uname(&u) == 0)
 		loopdev_copy_str(f->release, sizeof(f->release), u.release);
-	/* no record, or one we may not read: not known to be plain */
-	if (!req && loopdev_load_request(lc, &own) == 0)
-		req = &own;
-	if (req)
-		f->plain = req->plain;
+	f->plain = lc->plain;
 	return 0;
 }
 
 enum loopdev_served loopdev_dio_served(struct loopdev_ctx *lc,
-				       const struct loopdev_request *req,
 				       enum loopdev_served_why *why)
 {
 	struct loopdev_served_facts f;
 
-	if (loopdev_served_facts(lc, req, &f)) {
+	if (loopdev_served_facts(lc, &f)) {
 		if (why)
 			*why = LOOPDEV_SERVED_INHERITS;
 		return LOOPDEV_SERVED_UNKNOWN;

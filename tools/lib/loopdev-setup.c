@@ -307,7 +307,7 @@ int loopdev_attach(struct loopdev_ctx *lc)
 		if (rc)
 			return rc;
 	}
-	lc->attached_plain = false;
+	lc->plain = false;
 	rc = clear_backing_odirect(lc);
 	if (rc)
 		return rc;
@@ -325,7 +325,7 @@ int loopdev_attach(struct loopdev_ctx *lc)
 		rc = -EOPNOTSUPP;
 		goto fail;
 	}
-	lc->attached_plain = true;
+	lc->plain = true;
 	return 0;
 fail:
 	release_claimed(lc);
@@ -411,7 +411,7 @@ static int retune_want_dio(struct loopdev_ctx *lc,
 	}
 	if (*want)
 		return 0;
-	rc = loopdev_served_facts(lc, NULL, &f);
+	rc = loopdev_served_facts(lc, &f);
 	if (rc)
 		return rc;
 	f.dio = false;

@@ -561,6 +561,11 @@ int loopdev_backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+int loopdev_read_diskseq(const struct loopdev_ctx *lc, uint64_t *seq)
+{
+	return loop_read_u64(lc, "diskseq", seq);
+}
+
 /* ------------------------------------------------------------------ */
 /* page-cache residency                                                */
 
@@ -609,133 +614,4 @@ int loopdev_cache(struct loopdev_ctx *lc, struct loopdev_cache *c)
 		c->back_known = true;
 	close(fd);
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* what was asked for                                                  */
-
-static const char *const dio_words[] = {
-	[LOOPDEV_DIO_KEEP] = "keep",
-	[LOOPDEV_DIO_OFF] = "off",
-	[LOOPDEV_DIO_AUTO] = "auto",
-	[LOOPDEV_DIO_ON] = "on",
-};
-
-static int request_path(const struct loopdev_ctx *lc, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, LOOPDEV_STATE_DIR "/loop%d", lc->nr);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* /sys/block/loopN/diskseq (5.15): a new value with every bind. */
-static int read_diskseq(const struct loopdev_ctx *lc, uint64_t *seq)
-{
-	return loop_read_u64(lc, "diskseq", seq);
-}
-
-int loopdev_save_request(struct loopdev_ctx *lc, enum loopdev_dio_mode dio)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 32], seq_line[48] = "";
-	struct loopdev_request old;
-	bool plain = lc->attached_plain;
-	uint64_t seq;
-	dev_t dev;
-	ino_t ino;
-	FILE *f;
-	int fd, rc;
-
-	if (dio == LOOPDEV_DIO_KEEP)
-		return 0;
-	rc = request_path(lc, path, sizeof(path));
-	if (!rc)
-		rc = loopdev_backing_id(lc, &dev, &ino);
-	if (rc)
-		return rc;
-	/* set keeps what attach knew about this binding */
-	if (!plain && !loopdev_load_request(lc, &old))
-		plain = old.plain;
-	if (!read_diskseq(lc, &seq))
-		snprintf(seq_line, sizeof(seq_line), "diskseq=%" PRIu64 "\n",
-			 seq);
-	if (mkdir(LOOPDEV_STATE_DIR, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		rc = -errno;
-		close(fd);
-		unlink(tmp);
-		return rc;
-	}
-	fprintf(f, "dio=%s\nbackdev=%u:%u\nbackino=%" PRIu64 "\n%s%s",
-		dio_words[dio], major(dev), minor(dev), (uint64_t)ino,
-		seq_line, plain ? "odirect=0\n" : "");
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		rc = -errno;
-		unlink(tmp);
-		return rc;
-	}
-	return 0;
-}
-
-int loopdev_load_request(struct loopdev_ctx *lc, struct loopdev_request *req)
-{
-	char path[PATH_MAX], buf[256], word[16];
-	unsigned int ma, mi;
-	uint64_t ino_rec, seq_rec, seq;
-	const char *p;
-	dev_t dev;
-	ino_t ino;
-	size_t i;
-	int rc;
-
-	memset(req, 0, sizeof(*req));
-	rc = request_path(lc, path, sizeof(path));
-	if (rc)
-		return rc;
-	rc = loopdev_read_str(path, buf, sizeof(buf));
-	if (rc)
-		return rc == -ENOENT ? 0 : rc;
-	p = strstr(buf, "backdev=");
-	if (!p || sscanf(p, "backdev=%u:%u", &ma, &mi) != 2)
-		return 0;
-	p = strstr(buf, "backino=");
-	if (!p || sscanf(p, "backino=%" SCNu64, &ino_rec) != 1)
-		return 0;
-	if (sscanf(buf, "dio=%15s", word) != 1)
-		return 0;
-	/* a record for another file is stale: say "unknown" */
-	if (loopdev_backing_id(lc, &dev, &ino) || dev != makedev(ma, mi) ||
-	    (uint64_t)ino != ino_rec)
-		return 0;
-	/*
-	 * So is one of another binding: the same file (or a new file with
-	 * the same inode number) bound again, by anyone, has another
-	 * diskseq. Without diskseq (before 5.15) the file's identity is all
-	 * there is.
-	 */
-	p = strstr(buf, "diskseq=");
-	if (p && (sscanf(p, "diskseq=%" SCNu64, &seq_rec) != 1 ||
-		  read_diskseq(lc, &seq) || seq != seq_rec))
-		return 0;
-	for (i = LOOPDEV_DIO_OFF; i < ARRAY_SIZE(dio_words); i++)
-		if (!strcmp(word, dio_words[i])) {
-			req->known = true;
-			req->dio = (enum loopdev_dio_mode)i;
-		}
-	req->plain = req->known && strstr(buf, "\nodirect=0") != NULL;
-	return 0;
-}
-
-void loopdev_forget_request(struct loopdev_ctx *lc)
-{
-	char path[PATH_MAX];
-
-	if (!request_path(lc, path, sizeof(path)))
-		unlink(path);
 }

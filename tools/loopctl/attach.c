@@ -386,7 +386,7 @@ static int run_held(struct loopdev_ctx *lc, char **cmd)
 {
 	int rc, exec_errno;
 
-	loopdev_save_request(lc, loopdev_get_dio(lc));
+	request_save(lc, loopdev_get_dio(lc));
 	rc = run_command(cmd, loopdev_get_path(lc), &exec_errno);
 	if (rc < 0 || exec_errno) {
 		/* never used: detach it now, not on some later close */
@@ -400,7 +400,7 @@ static int run_held(struct loopdev_ctx *lc, char **cmd)
 		if (rc < 0)
 			rc = LOOPCTL_EXIT_FAILURE;
 	}
-	loopdev_forget_request(lc);
+	request_forget(lc);
 	loopdev_deinit(lc);	/* the last close: autoclear */
 	return rc;
 }
@@ -446,7 +446,7 @@ int cmd_attach(int argc, char **argv)
 		return run_held(&lc, a.cmd);
 	print_name_or_undo(&lc);
 	/* best effort: status then shows what was asked for */
-	loopdev_save_request(&lc, loopdev_get_dio(&lc));
+	request_save(&lc, loopdev_get_dio(&lc));
 	loopdev_deinit(&lc);
 	return LOOPCTL_EXIT_OK;
 }

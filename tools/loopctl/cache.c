@@ -100,7 +100,7 @@ static void cache_line(struct libscols_table *tb, const struct output *o,
 			break;
 		case CCOL_DIO:
 			set_served(o, ln, k,
-				   loopdev_dio_served(lc, NULL, NULL));
+				   loopdev_dio_served(lc, NULL));
 			break;
 		case CCOL_SIZE:
 			set_size(o, ln, k, cc->dev_size);
@@ -128,6 +128,7 @@ static void cache_device(struct libscols_table *tb, const struct output *o,
 			 struct loopdev_ctx *lc)
 {
 	struct loopdev_cache cc;
+	struct request req;
 	int rc;
 
 	rc = check_access(loopdev_get_path(lc), R_OK,
@@ -141,6 +142,7 @@ static void cache_device(struct libscols_table *tb, const struct output *o,
 		set_exit(report(loopdev_get_path(lc), rc, "cache"));
 		return;
 	}
+	request_apply(lc, &req);	/* for the DIO column */
 	cache_line(tb, o, lc, &cc);
 }
 

@@ -89,7 +89,7 @@ static void detach_one(struct loopdev_ctx *lc, const char *dev, bool remove)
 		set_exit(report(dev, rc, "detach"));
 		return;
 	}
-	loopdev_forget_request(lc);
+	request_forget(lc);
 	if (deferred) {
 		warnx("%s: in use: the kernel set autoclear instead; it detaches when the last user closes it",
 		      dev);

@@ -46,6 +46,42 @@ enum {
 	LOOPCTL_EXIT_NO_DATA	= 6,	/* empty file, offset past its end */
 };
 
+/*
+ * request.c: what attach or set asked for, kept in REQUEST_DIR/loopN, one
+ * "key=value" a line, unknown keys ignored:
+ *   dio=on|auto|off	what attach or set last asked for
+ *   backdev=MAJ:MIN	the backing file's st_dev and st_ino: a record
+ *   backino=N		for another file is stale
+ *   diskseq=N		/sys/block/loopN/diskseq (5.15) when written: it
+ *			changes with every bind, so a new binding of the
+ *			same file (or of a new file with the same inode
+ *			number) does not inherit the record
+ *   odirect=0		loopctl attach bound it with a backing descriptor
+ *			without O_DIRECT; written by attach, carried over
+ *			by set for the same binding; absent: unknown
+ *			(records written before this key, or by set only)
+ */
+#define REQUEST_DIR	"/run/loopctl"
+
+struct request {
+	bool known;			/* a record of this very binding */
+	enum loopdev_dio_mode dio;	/* OFF, AUTO or ON */
+	bool plain;			/* odirect=0 */
+};
+
+/*
+ * request_save - record @dio for the device @lc is bound to (nothing for
+ * LOOPDEV_DIO_KEEP), with odirect=0 when loopdev_is_plain() or a
+ * matching record said so. request_load - the record, req->known only
+ * when it is of this binding. request_apply - request_load(), then tell
+ * the library what the record knows (loopdev_set_plain()). Each returns
+ * 0 or -errno. request_forget - remove the record.
+ */
+int request_save(struct loopdev_ctx *lc, enum loopdev_dio_mode dio);
+int request_load(struct loopdev_ctx *lc, struct request *req);
+int request_apply(struct loopdev_ctx *lc, struct request *req);
+void request_forget(struct loopdev_ctx *lc);
+
 /* Long-only options, numbered past every char. */
 enum {
 	OPT_DIRECT_IO = CHAR_MAX + 1,

@@ -99,6 +99,7 @@ int cmd_set(int argc, char **argv)
 {
 	struct loopdev_ctx lc;
 	struct loopdev_dio d;
+	struct request req;
 	const char *dev;
 	bool quiet = false;
 	int rc;
@@ -114,6 +115,9 @@ int cmd_set(int argc, char **argv)
 		rc = loopdev_open(&lc, O_RDONLY);	/* a read-only device */
 	if (rc)
 		exit(report(dev, rc, "open"));
+	/* what loopctl knows of this binding (no O_DIRECT) guides retune */
+	if (!loopdev_read_state(&lc))
+		request_apply(&lc, &req);
 	rc = loopdev_retune(&lc, &d);
 	if (rc)
 		exit(retune_failed(&lc, dev, &d, rc));
@@ -126,7 +130,7 @@ int cmd_set(int argc, char **argv)
 			warnx("%s: the kernel refused it (EINVAL)", dev);
 	}
 	if (loopdev_get_dio(&lc) != LOOPDEV_DIO_KEEP)
-		loopdev_save_request(&lc, loopdev_get_dio(&lc));
+		request_save(&lc, loopdev_get_dio(&lc));
 	loopdev_deinit(&lc);
 	return LOOPCTL_EXIT_OK;
 }

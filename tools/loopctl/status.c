@@ -119,7 +119,7 @@ static void __attribute__((__noreturn__)) usage_status(void)
 
 /* Direct I/O as a line tells it, gathered once for its cells. */
 struct dio_facts {
-	struct loopdev_request req;	/* what was asked for */
+	struct request req;		/* what was asked for */
 	enum loopdev_served served;	/* what the backing file is served */
 	char why[512];			/* DIO-WHY; empty: nothing to say */
 };
@@ -130,8 +130,8 @@ static void gather_dio(struct loopdev_ctx *lc, struct dio_facts *f)
 	enum loopdev_served_why served_why;
 	struct loopdev_dio d;
 
-	loopdev_load_request(lc, &f->req);
-	f->served = loopdev_dio_served(lc, &f->req, &served_why);
+	request_apply(lc, &f->req);
+	f->served = loopdev_dio_served(lc, &served_why);
 	f->why[0] = '\0';
 	if (f->served == LOOPDEV_SERVED_UNKNOWN)
 		snprintf(f->why, sizeof(f->why), "%s",

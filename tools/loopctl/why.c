@@ -59,12 +59,12 @@ static enum loopdev_served print_served(const char *obj,
 					 struct loopdev_ctx *lc)
 {
 	const struct loopdev_state *s = loopdev_get_state(lc);
-	struct loopdev_request req;
+	struct request req;
 	enum loopdev_served_why why;
 	enum loopdev_served served;
 
-	loopdev_load_request(lc, &req);
-	served = loopdev_dio_served(lc, &req, &why);
+	request_apply(lc, &req);
+	served = loopdev_dio_served(lc, &why);
 	printf("%s: direct I/O is %s (requested: %s), backing file %s\n",
 	       obj, served_word(served),
 	       req.known ? dio_word(req.dio) : "unknown", s->back_file);
