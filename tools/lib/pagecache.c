@@ -25,15 +25,8 @@
 #include <linux/capability.h>
 #include <linux/fs.h>
 
+#include "c.h"
 #include "pagecache.h"
-
-/*
- * RWF_NOWAIT for buffered reads came in 4.14 (it was O_DIRECT only in
- * 4.13); glibc headers older than 2.26 do not define it.
- */
-#ifndef RWF_NOWAIT
-# define RWF_NOWAIT 0x00000008
-#endif
 
 /* cachestat(2), Linux 6.5; glibc and kernel headers may lack it. */
 #ifndef __NR_cachestat
