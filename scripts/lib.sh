@@ -10,8 +10,9 @@
 # Debian packages the build, the tests and the demo need.
 NBIO_PACKAGES=(
 	autoconf automake pkg-config build-essential libsmartcols-dev
-	bats bats-assert bats-support bats-file bash-completion jq mandoc
-	groff-base util-linux e2fsprogs xfsprogs fio vmtouch shellcheck
+	liburing-dev bats bats-assert bats-support bats-file bash-completion
+	jq mandoc groff-base util-linux e2fsprogs xfsprogs fio vmtouch
+	shellcheck
 )
 
 # die MESSAGE...: "script: MESSAGE" on stderr, exit 1.
