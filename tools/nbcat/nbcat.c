@@ -22,7 +22,7 @@ static void __attribute__((__noreturn__)) usage(void)
 	      "hits and misses is written to standard error.\n", out);
 
 	fputs("\n" USAGE_OPTIONS, out);
-	fputs(" -s, --strategy <name>      nowait (default), blocking or pool\n", out);
+	fputs(" -s, --strategy <name>      nowait (default), blocking, pool or uring\n", out);
 	fputs(" -j, --jobs <num>           worker threads for misses (default 4)\n", out);
 	fputs(" -b, --chunk-size <size>    bytes per read (default 256KiB)\n", out);
 	fputs(" -w, --window <num>         chunks in flight at most (default 16)\n", out);
@@ -144,16 +144,26 @@ static size_t parse_chunk(const char *arg, int c)
 	return (size_t)v;
 }
 
+/*
+ * The strategies by name. uring is known even without liburing, so that
+ * asking for it says why it cannot be had (uring_setup()).
+ */
+static const char *const strategy_names[] = {
+	[STRATEGY_NOWAIT]   = "nowait",
+	[STRATEGY_BLOCKING] = "blocking",
+	[STRATEGY_POOL]     = "pool",
+	[STRATEGY_URING]    = "uring",
+};
+
 static enum strategy parse_strategy(const char *arg, int c)
 {
-	if (!strcmp(arg, "nowait"))
-		return STRATEGY_NOWAIT;
-	if (!strcmp(arg, "blocking"))
-		return STRATEGY_BLOCKING;
-	if (!strcmp(arg, "pool"))
-		return STRATEGY_POOL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(strategy_names); i++)
+		if (!strcmp(arg, strategy_names[i]))
+			return (enum strategy)i;
 	errx(NBCAT_EXIT_FAILURE,
-	     "invalid strategy: '%s': must be nowait, blocking or pool%s",
+	     "invalid strategy: '%s': must be nowait, blocking, pool or uring%s",
 	     arg, cat_hint(c));
 }
 
@@ -288,7 +298,10 @@ static void check_options(struct nbcat *nb, bool window_set)
 		usage_error("--prefetch and --cached-only are mutually exclusive");
 	if (nb->cached_only && nb->strategy != STRATEGY_NOWAIT)
 		usage_error("--cached-only and --strategy=%s are mutually exclusive",
-			    nb->strategy == STRATEGY_POOL ? "pool" : "blocking");
+			    strategy_names[nb->strategy]);
+	/* a uring miss is known only once its read is under way */
+	if (nb->prefetch && nb->strategy == STRATEGY_URING)
+		usage_error("--prefetch and --strategy=uring are mutually exclusive");
 	check_buffered(nb, window_set);
 }
 
@@ -365,7 +378,9 @@ static void setup_reading(struct nbcat *nb)
 	if (rc)
 		errx(NBCAT_EXIT_FAILURE, "cannot allocate buffers: %s",
 		     strerror(-rc));
-	nb->nowait_ra = pc_nowait_reads_ahead();
+	/* uring reads nothing with RWF_NOWAIT: no probe of ours reads ahead */
+	nb->nowait_ra = nb->strategy != STRATEGY_URING &&
+			pc_nowait_reads_ahead();
 	report_init(nb);
 	nb->collect_warnings = nb->tb && nb->json && !nb->report_fp;
 	stats_reset(&nb->total, NULL);
@@ -387,6 +402,9 @@ int main(int argc, char **argv)
 
 	first = parse_args(nb, &a, argc, argv);
 	set_columns(nb, a.columns);
+	/* before a side file is truncated: a refusal changes nothing */
+	if (nb->strategy == STRATEGY_URING)
+		uring_setup(nb);
 	open_side_files(nb, &a, first, argc, argv);
 	inspect_stdout(nb);
 	setup_reading(nb);
@@ -401,6 +419,7 @@ int main(int argc, char **argv)
 	nb->total.ns = pc_now_ns() - nb->start_ns;
 
 	wp_pool_deinit(&nb->pool);
+	uring_teardown(nb);
 	wp_window_deinit(&nb->win);
 	if (nb->progress)
 		progress_show(nb, pc_now_ns(), true);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nbcat's shared state: options, counters, the report's columns, and the
- * functions that nbcat.c, read.c, output.c and report.c call in each other.
+ * functions that nbcat.c, read.c, uring.c, output.c and report.c call in
+ * each other.
  */
 #ifndef NBCAT_H
 #define NBCAT_H
@@ -57,6 +58,7 @@ enum strategy {
 	STRATEGY_NOWAIT,	/* RWF_NOWAIT probe, workers for misses */
 	STRATEGY_BLOCKING,	/* pread() per chunk, like cat */
 	STRATEGY_POOL,		/* every chunk read by a worker */
+	STRATEGY_URING,		/* the window's reads in flight in io_uring */
 };
 
 enum cached_only {
@@ -72,6 +74,7 @@ enum mode {
 	MODE_STREAM,
 	MODE_BLOCKING,
 	MODE_POOL,
+	MODE_URING,
 	MODE_UNKNOWN,		/* --cached-only: cannot tell, did not read */
 	MODE_ERROR,
 };
@@ -136,6 +139,8 @@ enum {
 	NR_COLS,
 };
 
+struct nb_uring;
+
 struct nbcat {
 	enum strategy strategy;
 	enum cached_only cached_only;
@@ -163,6 +168,7 @@ struct nbcat {
 	struct libscols_table *tb;
 	struct wp_pool pool;
 	struct wp_window win;
+	struct nb_uring *uring;	/* --strategy=uring: the ring (uring.c) */
 
 	bool out_is_reg;	/* stdout is a regular file: out_dev/out_ino */
 	dev_t out_dev;
@@ -190,6 +196,8 @@ struct input {
 	uint64_t off;		/* next byte to read */
 	bool eof;
 	bool unsupported;	/* RWF_NOWAIT refused: finish with plain reads */
+	int unsup_err;		/* 0, or the errno io_uring refused it with */
+	bool checked;		/* --strategy=uring: RWF_NOWAIT probed */
 	uint64_t mr_off;	/* missing range being merged */
 	uint64_t mr_len;
 };
@@ -224,6 +232,35 @@ void inspect_stdout(struct nbcat *nb);
 
 /* read.c */
 void cat_file(struct nbcat *nb, const char *path);
+
+/*
+ * uring.c: --strategy=uring. uring_setup() exits with the reason when
+ * io_uring cannot be used (not built with liburing, or refused by the
+ * kernel); uring_read() starts the read of slot @s at in->off and says,
+ * in @r, whether the submit completed it (PC_HIT, PC_EOF), or it is in
+ * flight (PC_MISS: uring_wait() for it), or PC_UNSUPPORTED; returns 0
+ * or -errno.
+ */
+#ifdef HAVE_LIBURING
+void uring_setup(struct nbcat *nb);
+void uring_teardown(struct nbcat *nb);
+int uring_read(struct nbcat *nb, struct input *in, struct wp_slot *s,
+	       struct pc_result *r);
+void uring_wait(struct nbcat *nb, struct wp_slot *s);
+#else
+static inline void __attribute__((__noreturn__))
+uring_setup(struct nbcat *nb)
+{
+	errx(NBCAT_EXIT_FAILURE, "--strategy=uring: not built with liburing");
+}
+static inline void uring_teardown(struct nbcat *nb) { }
+static inline int uring_read(struct nbcat *nb, struct input *in,
+			     struct wp_slot *s, struct pc_result *r)
+{
+	return -ENOSYS;		/* never called: uring_setup() exits */
+}
+static inline void uring_wait(struct nbcat *nb, struct wp_slot *s) { }
+#endif
 
 /* report.c */
 extern const struct col_info report_columns[NR_COLS];

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * nbcat reading: one input file chunk by chunk, by strategy (nowait probe
- * with workers for misses, blocking, pool, --cached-only), in file order.
+ * with workers for misses, blocking, pool, io_uring's reads from
+ * uring.c, --cached-only), in file order.
  */
 #include "nbcat.h"
 
@@ -146,6 +147,16 @@ static int slot_flush(struct nbcat *nb, struct input *in,
 	return 0;
 }
 
+/* @s's read is under way: into the window, and the next chunk after it. */
+static int slot_pending(struct nbcat *nb, struct input *in,
+			struct wp_slot *s)
+{
+	s->pending = true;
+	wp_window_push(&nb->win);
+	in->off += s->want;
+	return 0;
+}
+
 static int slot_submit(struct nbcat *nb, struct input *in,
 		       struct wp_slot *s)
 {
@@ -153,6 +164,8 @@ static int slot_submit(struct nbcat *nb, struct input *in,
 	uint64_t size;
 	int rc;
 
+	if (nb->strategy == STRATEGY_URING)
+		return slot_pending(nb, in, s);	/* uring_read() started it */
 	job->fd = in->fd;
 	job->buf = s->buf + s->have;
 	job->len = s->want - s->have;
@@ -179,16 +192,24 @@ static int slot_submit(struct nbcat *nb, struct input *in,
 		nb->no_workers = true;
 		wp_run_here(job);
 	}
-	s->pending = true;
-	wp_window_push(&nb->win);
-	in->off += s->want;
-	return 0;
+	return slot_pending(nb, in, s);
+}
+
+/* Block until @s's read, which is under way, is done. */
+static void slot_wait(struct nbcat *nb, struct wp_slot *s)
+{
+	if (nb->strategy == STRATEGY_URING)
+		uring_wait(nb, s);
+	else
+		wp_wait(&nb->pool, &s->job);
 }
 
 /*
  * Start reading the next chunk into slot @s: a RWF_NOWAIT probe (a hit
  * with nothing pending is written at once, the cat-like fast path), or,
- * for --strategy=pool, a job for a worker.
+ * for --strategy=pool, a job for a worker. --strategy=uring's read is
+ * classified like the probe: done by its submit (hit), or under way
+ * (miss).
  */
 static int slot_start(struct nbcat *nb, struct input *in,
 		      struct wp_slot *s)
@@ -201,7 +222,10 @@ static int slot_start(struct nbcat *nb, struct input *in,
 	if (nb->strategy == STRATEGY_POOL)
 		return slot_submit(nb, in, s);
 
-	rc = pc_read_nowait(&in->rd, s->buf, nb->chunk, in->off, &r);
+	if (nb->strategy == STRATEGY_URING)
+		rc = uring_read(nb, in, s, &r);
+	else
+		rc = pc_read_nowait(&in->rd, s->buf, nb->chunk, in->off, &r);
 	if (rc)
 		return rc;
 	count_probe(nb, in, in->off, nb->chunk, &r);
@@ -229,14 +253,31 @@ static int slot_start(struct nbcat *nb, struct input *in,
 	return slot_submit(nb, in, s);
 }
 
-/* --strategy=nowait and --strategy=pool, through the reorder window. */
+/* A file without non-blocking reads: said once, then plain reads. */
+static int copy_unsupported(struct nbcat *nb, struct input *in, char *buf)
+{
+	if (!nb->quiet && in->unsup_err)
+		nb_warn(nb, "%s: io_uring cannot read it: %s; using plain reads",
+			in->path, strerror(in->unsup_err));
+	else if (!nb->quiet)
+		nb_warn(nb, "%s: non-blocking reads not supported, using plain reads",
+			in->path);
+	return copy_plain(nb, in, buf, MODE_UNSUPPORTED);
+}
+
+/* --strategy=nowait, pool and uring, through the reorder window. */
 static int copy_window(struct nbcat *nb, struct input *in)
 {
+	static const enum mode modes[] = {
+		[STRATEGY_NOWAIT] = MODE_NOWAIT,
+		[STRATEGY_POOL]	  = MODE_POOL,
+		[STRATEGY_URING]  = MODE_URING,
+	};
 	struct wp_window *w = &nb->win;
 	struct wp_slot *s;
 	int rc = 0, err;
 
-	nb->cur.mode = nb->strategy == STRATEGY_POOL ? MODE_POOL : MODE_NOWAIT;
+	nb->cur.mode = modes[nb->strategy];
 	for (;;) {
 		/* write out, in file order, whatever is complete */
 		while ((s = wp_window_head(w)) &&
@@ -260,16 +301,11 @@ static int copy_window(struct nbcat *nb, struct input *in)
 		s = wp_window_head(w);
 		if (!s)
 			break;
-		wp_wait(&nb->pool, &s->job);
+		slot_wait(nb, s);
 	}
 
-	if (in->unsupported) {
-		if (!nb->quiet)
-			nb_warn(nb, "%s: non-blocking reads not supported, using plain reads",
-				in->path);
-		return copy_plain(nb, in, wp_window_head_buf(w),
-				  MODE_UNSUPPORTED);
-	}
+	if (in->unsupported)
+		return copy_unsupported(nb, in, wp_window_head_buf(w));
 	return 0;
 drain:
 	/*
@@ -279,7 +315,7 @@ drain:
 	 */
 	while ((s = wp_window_head(w))) {
 		if (s->pending)
-			wp_wait(&nb->pool, &s->job);
+			slot_wait(nb, s);
 		err = slot_flush(nb, in, s);
 		wp_window_pop(w);
 		if (err) {
@@ -292,7 +328,7 @@ drop:
 	/* after an error or an early end of file, the rest is not written */
 	while ((s = wp_window_head(w))) {
 		if (s->pending)
-			wp_wait(&nb->pool, &s->job);
+			slot_wait(nb, s);
 		wp_window_pop(w);
 	}
 	return rc < 0 ? rc : 0;

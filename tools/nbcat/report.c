@@ -11,6 +11,7 @@ static const char *const mode_names[] = {
 	[MODE_STREAM]      = "stream",
 	[MODE_BLOCKING]    = "blocking",
 	[MODE_POOL]        = "pool",
+	[MODE_URING]       = "uring",
 	[MODE_UNKNOWN]     = "unknown",
 	[MODE_ERROR]       = "error",
 };
@@ -25,7 +26,7 @@ const struct col_info report_columns[NR_COLS] = {
 	[COL_TYPE] = { "TYPE", 5, 0, SCOLS_JSON_STRING,
 		"row type: file or total" },
 	[COL_MODE] = { "MODE", 8, 0, SCOLS_JSON_STRING,
-		"nowait, unsupported, unknown, stream, blocking, pool or error" },
+		"nowait, unsupported, unknown, stream, blocking, pool, uring or error" },
 	[COL_SIZE] = NUM("SIZE", "file size when opened"),
 	[COL_BYTES] = NUM("BYTES", "bytes written to standard output"),
 	[COL_CHUNKS] = NUM("CHUNKS", "chunks read"),
