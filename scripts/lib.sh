@@ -12,7 +12,7 @@ NBIO_PACKAGES=(
 	autoconf automake pkg-config build-essential libsmartcols-dev
 	liburing-dev bats bats-assert bats-support bats-file bash-completion
 	jq mandoc groff-base util-linux e2fsprogs xfsprogs fio vmtouch
-	shellcheck
+	shellcheck time strace
 )
 
 # die MESSAGE...: "script: MESSAGE" on stderr, exit 1.
