@@ -93,7 +93,7 @@ void uring_teardown(struct nbcat *nb)
 
 /*
  * Queue the read of what @s's job still lacks, and submit it alone.
- * Returns 0 or -errno.
+ * Returns 0 or -errno (then nothing is under way for @s).
  */
 static int submit_read(struct nb_uring *u, struct wp_slot *s)
 {
@@ -112,7 +112,15 @@ static int submit_read(struct nb_uring *u, struct wp_slot *s)
 	do {
 		rc = io_uring_submit(&u->ring);
 	} while (rc == -EINTR);
-	return rc < 0 ? rc : 0;
+	if (rc > 0)
+		return 0;
+	/*
+	 * Not taken: the next submit would send it, for a slot that may
+	 * hold another chunk by then. A NOP for no slot is harmless.
+	 */
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data(sqe, NULL);
+	return rc < 0 ? rc : -EAGAIN;
 }
 
 /*
@@ -169,7 +177,8 @@ static void reap_ready(struct nb_uring *u)
 		s = io_uring_cqe_get_data(cqe);
 		res = cqe->res;
 		io_uring_cqe_seen(&u->ring, cqe);
-		complete_read(u, s, res);
+		if (s)	/* NULL: submit_read()'s NOP */
+			complete_read(u, s, res);
 	}
 }
 
