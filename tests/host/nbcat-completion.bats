@@ -60,7 +60,7 @@ offered_options() {
 
 @test "completion: --strategy offers the strategies" {
 	run complete_line nbcat --strategy ''
-	assert_output $'blocking\nnowait\npool'
+	assert_output $'blocking\nnowait\npool\nuring'
 	run complete_line nbcat -s p
 	assert_output pool
 	# grouped short options: the last one takes the next word

@@ -149,12 +149,12 @@ Try 'nbcat --help' for more information."
 	expect_valid -u
 	run --separate-stderr -1 "$NBCAT" -s "$F"
 	assert_output ""
-	assert_equal "$stderr" "nbcat: invalid strategy: '$F': must be nowait, blocking or pool; -s is --strategy, not cat's 'squeeze blank lines'"
+	assert_equal "$stderr" "nbcat: invalid strategy: '$F': must be nowait, blocking, pool or uring; -s is --strategy, not cat's 'squeeze blank lines'"
 	run --separate-stderr -1 "$NBCAT" -b "$F"
 	assert_equal "$stderr" "nbcat: invalid chunk size: '$F': must be a multiple of 512 between 4K and 64M; -b is --chunk-size, not cat's 'number nonblank lines'"
 	# the long forms do not mention cat
 	run --separate-stderr -1 "$NBCAT" --strategy=x "$F"
-	assert_equal "$stderr" "nbcat: invalid strategy: 'x': must be nowait, blocking or pool"
+	assert_equal "$stderr" "nbcat: invalid strategy: 'x': must be nowait, blocking, pool or uring"
 }
 
 @test "getopt's errors name the program, not the path it was run by" {
