@@ -2,11 +2,13 @@
 /*
  * String helpers shared by the CLIs: sizes with binary suffixes and
  * unsigned integers, parsed strictly (no sign, no trailing junk), sizes
- * and durations printed for people, and text made valid UTF-8 for JSON.
+ * and durations printed for people, text made valid UTF-8 for JSON, and
+ * a small file (sysfs, a record under /run) read as one string.
  */
 #ifndef NBIO_STRUTILS_H
 #define NBIO_STRUTILS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -76,5 +78,12 @@ char *ratio_to_human(char *buf, uint64_t part, uint64_t whole);
  * Returns @buf.
  */
 char *ratio_to_exact(char *buf, uint64_t part, uint64_t whole);
+
+/*
+ * read_file_str - read a small file (up to @len - 1 bytes) into @buf,
+ * terminated, trailing newlines dropped. Returns 0 or -errno (@buf then
+ * holds what was read before the error).
+ */
+int read_file_str(const char *path, char *buf, size_t len);
 
 #endif /* NBIO_STRUTILS_H */

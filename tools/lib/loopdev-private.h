@@ -10,20 +10,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct loopdev_ctx;
+
 #define SYSFS_BLOCK		"/sys/block"
 #define SYSFS_DEV_BLOCK		"/sys/dev/block"
 
 /* Sleep @us microseconds, EINTR resumed. */
 void loopdev_pause_us(unsigned long us);
 
-/* Read a small sysfs/proc file, without the trailing newline. */
-int loopdev_read_str(const char *path, char *buf, size_t len);
-
 /* A sysfs file holding one decimal number. */
 int loopdev_read_u64(const char *path, uint64_t *val);
 
 /* Copy with truncation, always terminated. */
 void loopdev_copy_str(char *dst, size_t len, const char *src);
+
+/*
+ * loopdev_read_state() of an open device that must be bound: 0, -EBADF
+ * (not open), -ENXIO (not bound), or its -errno.
+ */
+int loopdev_read_bound(struct loopdev_ctx *lc);
 
 /* close(*@fd) if open, and mark it closed. */
 void loopdev_close_fd(int *fd);

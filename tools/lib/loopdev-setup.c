@@ -436,13 +436,9 @@ int loopdev_retune(struct loopdev_ctx *lc, struct loopdev_dio *d)
 	int rc;
 
 	memset(d, 0, sizeof(*d));
-	if (lc->fd < 0)
-		return -EBADF;
-	rc = loopdev_read_state(lc);
+	rc = loopdev_read_bound(lc);
 	if (rc)
 		return rc;
-	if (!lc->state.bound)
-		return -ENXIO;
 	old_sector = lc->state.sector_size;
 	old_dio = lc->state.dio;
 
@@ -509,13 +505,9 @@ int loopdev_detach(struct loopdev_ctx *lc, bool *deferred)
 	int rc;
 
 	*deferred = false;
-	if (lc->fd < 0)
-		return -EBADF;
-	rc = loopdev_read_state(lc);
+	rc = loopdev_read_bound(lc);
 	if (rc)
 		return rc;
-	if (!lc->state.bound)
-		return -ENXIO;
 	dev = lc->state.back_dev;
 	ino = lc->state.back_ino;
 

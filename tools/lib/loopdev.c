@@ -26,6 +26,7 @@
 #include "loopdev.h"
 #include "loopdev-private.h"
 #include "pagecache.h"
+#include "strutils.h"
 
 #ifndef LO_FLAGS_DIRECT_IO
 # define LO_FLAGS_DIRECT_IO	16	/* Linux 4.4 */
@@ -45,27 +46,6 @@ void loopdev_pause_us(unsigned long us)
 		;
 }
 
-/* Read a small sysfs/proc file, without the trailing newline. */
-int loopdev_read_str(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0) {
-		rc = -errno;
-		n = 0;
-	}
-	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	close(fd);
-	return rc;
-}
-
 /* Copy with truncation, always terminated. */
 void loopdev_copy_str(char *dst, size_t len, const char *src)
 {
@@ -81,7 +61,7 @@ int loopdev_read_u64(const char *path, uint64_t *val)
 	unsigned long long v;
 	int rc;
 
-	rc = loopdev_read_str(path, buf, sizeof(buf));
+	rc = read_file_str(path, buf, sizeof(buf));
 	if (rc)
 		return rc;
 	errno = 0;
@@ -338,7 +318,7 @@ static void read_stat(struct loopdev_ctx *lc)
 
 	memset(st, 0, sizeof(*st));
 	if (loop_sysfs_path(lc, "loop/stat", path, sizeof(path)) ||
-	    loopdev_read_str(path, buf, sizeof(buf)))
+	    read_file_str(path, buf, sizeof(buf)))
 		return;
 	p = buf;
 	for (n = 0; n < LOOPDEV_NR_STATS; n++) {
@@ -380,7 +360,7 @@ int loopdev_read_state(struct loopdev_ctx *lc)
 	 */
 	rc = loop_sysfs_path(lc, "loop/backing_file", path, sizeof(path));
 	if (!rc)
-		rc = loopdev_read_str(path, s->back_file, sizeof(s->back_file));
+		rc = read_file_str(path, s->back_file, sizeof(s->back_file));
 	if (!rc)
 		rc = loop_read_u64(lc, "loop/offset", &s->offset);
 	if (!rc)
@@ -561,6 +541,18 @@ int loopdev_backing_id(const struct loopdev_ctx *lc, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+int loopdev_read_bound(struct loopdev_ctx *lc)
+{
+	int rc;
+
+	if (lc->fd < 0)
+		return -EBADF;
+	rc = loopdev_read_state(lc);
+	if (rc)
+		return rc;
+	return lc->state.bound ? 0 : -ENXIO;
+}
+
 int loopdev_read_diskseq(const struct loopdev_ctx *lc, uint64_t *seq)
 {
 	return loop_read_u64(lc, "diskseq", seq);
@@ -598,11 +590,9 @@ int loopdev_cache(struct loopdev_ctx *lc, struct loopdev_cache *c)
 		if (rc)
 			return rc;
 	}
-	rc = loopdev_read_state(lc);
+	rc = loopdev_read_bound(lc);
 	if (rc)
 		return rc;
-	if (!lc->state.bound)
-		return -ENXIO;
 	rc = cached_bytes(lc->fd, &c->dev_size, &c->dev_cached);
 	if (rc)
 		return rc;

@@ -7,10 +7,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "c.h"
 #include "strutils.h"
@@ -198,4 +200,24 @@ char *ratio_to_exact(char *buf, uint64_t part, uint64_t whole)
 	snprintf(buf, HUMAN_LEN, "%u.%06u", (unsigned int)(m / 1000000),
 		 (unsigned int)(m % 1000000));
 	return buf;
+}
+
+int read_file_str(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		rc = -errno;
+		n = 0;
+	}
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	close(fd);
+	return rc;
 }

@@ -14,25 +14,6 @@ static int request_path(const struct loopdev_ctx *lc, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Read the whole (small) record into @buf. Returns 0 or -errno. */
-static int read_record(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0) {
-		rc = -errno;
-		n = 0;
-	}
-	buf[n] = '\0';
-	close(fd);
-	return rc;
-}
-
 /* Write @text to @path atomically (a temporary file, then rename). */
 static int write_record(const char *path, const char *text)
 {
@@ -143,7 +124,7 @@ int request_load(struct loopdev_ctx *lc, struct request *req)
 	rc = request_path(lc, path, sizeof(path));
 	if (rc)
 		return rc;
-	rc = read_record(path, buf, sizeof(buf));
+	rc = read_file_str(path, buf, sizeof(buf));
 	if (rc)
 		return rc == -ENOENT ? 0 : rc;
 	if (sscanf(buf, "dio=%15s", word) != 1 || !record_matches(lc, buf))
