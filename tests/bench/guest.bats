@@ -39,9 +39,17 @@ setup() {
 	scratch_ext4 4k
 	# shellcheck disable=SC2086
 	NBIO_BUILDDIR=$NBIO_BUILDDIR "$NBIO_SRCDIR/tests/bench/nbcat-bench" \
-		-d "$SCRATCH_MNT/tput" $BENCH_NBCAT_ARGS >"$OUT/nbcat-bench.txt" 2>&1
+		-d "$SCRATCH_MNT/tput" -o "$OUT/nbcat-bench.tsv" $BENCH_NBCAT_ARGS \
+		>"$OUT/nbcat-bench.txt" 2>&1
 	# shellcheck disable=SC2086
 	NBIO_BUILDDIR=$NBIO_BUILDDIR "$NBIO_SRCDIR/tests/bench/nbcat-latency" \
 		-d "$SCRATCH_MNT/lat" $BENCH_LAT_ARGS "$OUT/latency" \
 		>"$OUT/nbcat-latency.out" 2>&1
+}
+
+@test "bench: loopctl status against losetup --list, 200 devices" {
+	[[ -z ${BENCH_ONLY:-} || $BENCH_ONLY == list ]] || skip "BENCH_ONLY=$BENCH_ONLY"
+	require_loop
+	NBIO_BUILDDIR=$NBIO_BUILDDIR "$NBIO_SRCDIR/tests/bench/loopctl-list-bench" \
+		>"$OUT/loopctl-list-bench.txt" 2>&1
 }
