@@ -79,13 +79,23 @@ static int get_dioalign(int fd, struct loopdev_dio *d)
 	return 0;
 }
 
-/* File system type of a device number, from /proc/self/mountinfo. */
+/*
+ * File system type of a device number, from /proc/self/mountinfo. The
+ * last answer is kept: a listing of many devices whose backing files
+ * share a file system parses the table once, not once a device.
+ */
 static void fstype_of(dev_t dev, char *buf, size_t len)
 {
+	static dev_t last_dev;
+	static char last[32];
 	char want[32], *line = NULL, *p, *sep;
 	size_t cap = 0;
 	FILE *f;
 
+	if (last[0] && dev == last_dev) {
+		loopdev_copy_str(buf, len, last);
+		return;
+	}
 	snprintf(buf, len, "unknown");
 	snprintf(want, sizeof(want), "%u:%u", major(dev), minor(dev));
 	f = fopen("/proc/self/mountinfo", "re");
@@ -109,6 +119,8 @@ static void fstype_of(dev_t dev, char *buf, size_t len)
 		if (p)
 			*p = '\0';
 		loopdev_copy_str(buf, len, sep);
+		loopdev_copy_str(last, sizeof(last), sep);
+		last_dev = dev;
 		break;
 	}
 	free(line);
