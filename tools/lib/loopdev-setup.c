@@ -243,6 +243,27 @@ static int attach_named(struct loopdev_ctx *lc)
 }
 
 /*
+ * Open /dev/loop-control and take its flock: loopctl and systemd take the
+ * same lock around LOOP_CTL_GET_FREE + bind and LOOP_CTL_REMOVE. Returns
+ * 0 (lc->ctl_fd open and locked) or -errno (lc->ctl_fd closed).
+ */
+static int lock_control(struct loopdev_ctx *lc)
+{
+	int rc;
+
+	lc->ctl_fd = open(LOOPDEV_CONTROL, O_RDWR | O_CLOEXEC);
+	if (lc->ctl_fd < 0)
+		return -errno;
+	while (flock(lc->ctl_fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			rc = -errno;
+			loopdev_close_fd(&lc->ctl_fd);
+			return rc;
+		}
+	return 0;
+}
+
+/*
  * Find a free device and bind it. The flock serialises loopctl (and
  * systemd, which takes the same lock) between LOOP_CTL_GET_FREE and the
  * bind; tools that do not lock can still take "our" device first: the
@@ -251,17 +272,12 @@ static int attach_named(struct loopdev_ctx *lc)
 static int attach_free(struct loopdev_ctx *lc)
 {
 	unsigned int attempt;
-	int nr, rc = -EBUSY;
+	int nr, rc;
 
-	lc->ctl_fd = open(LOOPDEV_CONTROL, O_RDWR | O_CLOEXEC);
-	if (lc->ctl_fd < 0)
-		return -errno;
-	while (flock(lc->ctl_fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			rc = -errno;
-			goto out;
-		}
-
+	rc = lock_control(lc);
+	if (rc)
+		return rc;
+	rc = -EBUSY;
 	for (attempt = 0; attempt < LOOPDEV_ALLOC_TRIES; attempt++) {
 		lc->alloc_tries = attempt + 1;
 		nr = ioctl(lc->ctl_fd, LOOP_CTL_GET_FREE);
@@ -290,7 +306,6 @@ static int attach_free(struct loopdev_ctx *lc)
 	if (rc == -ENOENT || rc == -ENXIO)
 		rc = -EBUSY;
 	flock(lc->ctl_fd, LOCK_UN);
-out:
 	loopdev_close_fd(&lc->ctl_fd);
 	return rc;
 }
@@ -534,14 +549,9 @@ int loopdev_remove(struct loopdev_ctx *lc)
 	if (lc->nr < 0)
 		return -EINVAL;
 	loopdev_close_fd(&lc->fd);	/* our own open would make it busy */
-	lc->ctl_fd = open(LOOPDEV_CONTROL, O_RDWR | O_CLOEXEC);
-	if (lc->ctl_fd < 0)
-		return -errno;
-	while (flock(lc->ctl_fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			rc = -errno;
-			goto out;
-		}
+	rc = lock_control(lc);
+	if (rc)
+		return rc;
 	for (tries = 0; ; tries++) {
 		if (ioctl(lc->ctl_fd, LOOP_CTL_REMOVE, lc->nr) >= 0) {
 			rc = 0;
@@ -553,7 +563,6 @@ int loopdev_remove(struct loopdev_ctx *lc)
 		loopdev_pause_us(LOOPDEV_REMOVE_PAUSE_US);
 	}
 	flock(lc->ctl_fd, LOCK_UN);
-out:
 	loopdev_close_fd(&lc->ctl_fd);
 	return rc;
 }
