@@ -337,7 +337,7 @@ expect_trace_wellformed() {
 	awk -F'\t' -v paths="$*" '
 		BEGIN { n = split(paths, p, " "); for (i = 1; i <= n; i++) ok[p[i]] = 1 }
 		NF != 5 || $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ ||
-		$3 !~ /^(hit|partial|miss|unsupported|blocking|fallback|stream)$/ ||
+		$3 !~ /^(hit|partial|miss|unsupported|blocking|fallback|inline|stream)$/ ||
 		!($5 in ok) { print FILENAME ":" NR ": malformed: " $0; bad = 1 }
 		END { exit bad }' "$f" >&2
 }

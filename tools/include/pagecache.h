@@ -132,6 +132,15 @@ int pc_read_nowait(struct pc_reader *rd, void *buf, size_t len,
 		   uint64_t off, struct pc_result *res);
 
 /*
+ * pc_page_cached - is the page holding byte @off of @fd's file in the
+ * page cache? One RWF_NOWAIT read of that byte: nothing is loaded on
+ * 6.1; on kernels that read ahead on a RWF_NOWAIT miss (6.12+,
+ * pc_nowait_reads_ahead()) readahead starts there. False at or past the
+ * end of the file and where RWF_NOWAIT is refused.
+ */
+bool pc_page_cached(int fd, uint64_t off);
+
+/*
  * pc_read_full - blocking pread() until @len bytes or end of file
  * @fd: seekable file descriptor
  * @buf, @len, @off: as for pread()

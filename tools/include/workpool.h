@@ -110,6 +110,7 @@ struct wp_slot {
 	size_t want;		/* bytes this slot stands for */
 	size_t have;		/* bytes already in buf from a probe */
 	bool pending;		/* job is reading buf[have..want) */
+	bool here;		/* the submitting thread ran the job */
 	struct wp_job job;
 };
 

@@ -213,6 +213,18 @@ int pc_read_nowait(struct pc_reader *rd, void *buf, size_t len,
 	return 0;
 }
 
+bool pc_page_cached(int fd, uint64_t off)
+{
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	ssize_t n;
+
+	do {
+		n = preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+	} while (n < 0 && errno == EINTR);
+	return n == 1;
+}
+
 int pc_read_full(int fd, void *buf, size_t len, uint64_t off,
 		 struct pc_result *res)
 {

@@ -233,6 +233,7 @@ int wp_window_next(struct wp_window *w, struct wp_slot **slot)
 	s->want = 0;
 	s->have = 0;
 	s->pending = false;
+	s->here = false;
 	*slot = s;
 	return 0;
 }

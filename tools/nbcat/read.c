@@ -127,8 +127,8 @@ static int slot_flush(struct nbcat *nb, struct input *in,
 		}
 		total += job->res.bytes;
 		hist_add(&st->lat[LAT_FALLBACK], job->res.ns);
-		trace(nb, in, job->off, job->res.bytes, "fallback",
-		      job->res.ns);
+		trace(nb, in, job->off, job->res.bytes,
+		      s->here ? "inline" : "fallback", job->res.ns);
 		if (nb->strategy == STRATEGY_POOL) {
 			if (job->res.bytes)
 				st->chunks++;
@@ -157,8 +157,27 @@ static int slot_pending(struct nbcat *nb, struct input *in,
 	return 0;
 }
 
+/*
+ * Read a miss in the main thread when nothing waits behind it: no chunk
+ * ahead of it in the window and the page after it not cached either (a
+ * cold stretch). A worker buys no overlap there, only a hand-off and
+ * reads out of order that defeat the kernel's readahead: cat's blocking
+ * read is the fastest reader of a cold stream (docs/benchmarks.md).
+ */
+static bool miss_inline(struct nbcat *nb, struct input *in,
+			const struct wp_slot *s)
+{
+	uint64_t next = s->off + s->want;
+
+	if (nb->strategy != STRATEGY_NOWAIT ||
+	    !wp_window_is_empty(&nb->win))
+		return false;
+	return next >= pc_reader_get_size(&in->rd) ||
+	       !pc_page_cached(in->fd, next);
+}
+
 static int slot_submit(struct nbcat *nb, struct input *in,
-		       struct wp_slot *s)
+		       struct wp_slot *s, bool here)
 {
 	struct wp_job *job = &s->job;
 	uint64_t size;
@@ -178,19 +197,24 @@ static int slot_submit(struct nbcat *nb, struct input *in,
 					      size - job->off : job->len),
 				      POSIX_FADV_WILLNEED);
 	}
-	rc = nb->no_workers ? -EAGAIN : wp_submit(&nb->pool, job);
-	if (rc == -EBUSY)
-		return rc;
-	if (rc) {
-		/*
-		 * No worker could be started (RLIMIT_NPROC, pids.max): read
-		 * here, blocking, as cat would, rather than fail the file.
-		 */
-		if (!nb->no_workers)
+	if (!here && !nb->no_workers) {
+		rc = wp_submit(&nb->pool, job);
+		if (rc == -EBUSY)
+			return rc;
+		if (rc) {
+			/*
+			 * No worker could be started (RLIMIT_NPROC, pids.max):
+			 * read here, blocking, as cat would, rather than fail
+			 * the file.
+			 */
 			nb_warn(nb, "cannot start a worker thread: %s; reading in the main thread",
 				strerror(-rc));
-		nb->no_workers = true;
+			nb->no_workers = true;
+		}
+	}
+	if (here || nb->no_workers) {
 		wp_run_here(job);
+		s->here = true;
 	}
 	return slot_pending(nb, in, s);
 }
@@ -220,7 +244,7 @@ static int slot_start(struct nbcat *nb, struct input *in,
 	s->off = in->off;
 	s->want = nb->chunk;
 	if (nb->strategy == STRATEGY_POOL)
-		return slot_submit(nb, in, s);
+		return slot_submit(nb, in, s, false);
 
 	if (nb->strategy == STRATEGY_URING)
 		rc = uring_read(nb, in, s, &r);
@@ -250,7 +274,7 @@ static int slot_start(struct nbcat *nb, struct input *in,
 		break;
 	}
 	s->have = r.bytes;
-	return slot_submit(nb, in, s);
+	return slot_submit(nb, in, s, miss_inline(nb, in, s));
 }
 
 /* A file without non-blocking reads: said once, then plain reads. */
