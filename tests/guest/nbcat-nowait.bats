@@ -139,3 +139,27 @@ nbcat_field() {
 	[ "$(nbcat_field unsup_bytes)" -eq $((2 * MiB)) ]
 	[ "$(nbcat_field hit_bytes)" -eq 0 ]
 }
+
+@test "nbcat on a cold stretch: --jobs misses to the workers, then read inline" {
+	local dev ra
+	require_program "$NBCAT"
+	# no readahead on the scratch disk: each read brings in only its own
+	# pages, so every chunk's probe misses
+	dev=$(basename "$(readlink -f "$SCRATCH_DEV")")
+	ra=/sys/block/$dev/queue/read_ahead_kb
+	defer eval "echo $(<"$ra") >$ra"
+	echo 0 >"$ra"
+	drop_caches
+	nbcat_run -j 2 --trace "$BATS_TEST_TMPDIR/trace" "$F"
+	[ "$status" -eq 0 ]
+	cmp "$F" "$OUT"
+	run awk -F '\t' '$3 == "miss"' "$BATS_TEST_TMPDIR/trace"
+	[ "${#lines[@]}" -eq 32 ]
+	# the first two misses go to the two workers; from the third on,
+	# every worker has one and nothing cached follows: the main thread
+	run awk -F '\t' '$3 == "fallback" { print $1 }' "$BATS_TEST_TMPDIR/trace"
+	assert_output "$(printf '0\n262144')"
+	run awk -F '\t' '$3 == "inline" { n++; s += $2 } END { print n, s }' \
+		"$BATS_TEST_TMPDIR/trace"
+	assert_output "30 $((30 * 256 * KiB))"
+}

@@ -157,6 +157,7 @@ struct nbcat {
 	bool progress;
 	bool nowait_ra;		/* a RWF_NOWAIT miss starts readahead here */
 	bool no_workers;	/* none could be started: read in main() */
+	unsigned int miss_run;	/* chunks missed in a row, this file */
 
 	int columns[NR_COLS * 2];
 	size_t ncolumns;

@@ -158,19 +158,20 @@ static int slot_pending(struct nbcat *nb, struct input *in,
 }
 
 /*
- * Read a miss in the main thread when nothing waits behind it: no chunk
- * ahead of it in the window and the page after it not cached either (a
- * cold stretch). A worker buys no overlap there, only a hand-off and
- * reads out of order that defeat the kernel's readahead: cat's blocking
- * read is the fastest reader of a cold stream (docs/benchmarks.md).
+ * Read a miss in the main thread when a worker would buy nothing: the
+ * last --jobs chunks missed too (every worker has a miss in hand, and
+ * another would only queue) and the page after this chunk is not cached
+ * either (nothing cached waits behind it: a cold stretch). A hand-off
+ * there costs switches, and reads out of order defeat the kernel's
+ * readahead: on a cold file a blocking read is the fastest reader
+ * (docs/benchmarks.md).
  */
 static bool miss_inline(struct nbcat *nb, struct input *in,
 			const struct wp_slot *s)
 {
 	uint64_t next = s->off + s->want;
 
-	if (nb->strategy != STRATEGY_NOWAIT ||
-	    !wp_window_is_empty(&nb->win))
+	if (nb->strategy != STRATEGY_NOWAIT || nb->miss_run <= nb->jobs)
 		return false;
 	return next >= pc_reader_get_size(&in->rd) ||
 	       !pc_page_cached(in->fd, next);
@@ -261,6 +262,7 @@ static int slot_start(struct nbcat *nb, struct input *in,
 		in->unsupported = true;
 		return 0;
 	case PC_HIT:
+		nb->miss_run = 0;
 		if (wp_window_is_empty(&nb->win)) {
 			emit(nb, s->buf, r.bytes);
 		} else {
@@ -274,6 +276,7 @@ static int slot_start(struct nbcat *nb, struct input *in,
 		break;
 	}
 	s->have = r.bytes;
+	nb->miss_run++;
 	return slot_submit(nb, in, s, miss_inline(nb, in, s));
 }
 
@@ -302,6 +305,7 @@ static int copy_window(struct nbcat *nb, struct input *in)
 	int rc = 0, err;
 
 	nb->cur.mode = modes[nb->strategy];
+	nb->miss_run = 0;
 	for (;;) {
 		/* write out, in file order, whatever is complete */
 		while ((s = wp_window_head(w)) &&
