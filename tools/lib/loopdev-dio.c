@@ -517,11 +517,21 @@ enum loopdev_served loopdev_served_decide(const struct loopdev_served_facts *f,
 	return ans;
 }
 
+/* The running kernel's release, asked once (a listing asks per device). */
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+	static bool asked;
+
+	if (!asked && uname(&u) < 0)
+		u.release[0] = '\0';
+	asked = true;
+	return u.release;
+}
+
 int loopdev_served_facts(struct loopdev_ctx *lc,
 			 struct loopdev_served_facts *f)
 {
-	struct utsname u;
-
 	memset(f, 0, sizeof(*f));
 	if (!lc->state.bound)
 		return -ENXIO;
@@ -531,8 +541,7 @@ int loopdev_served_facts(struct loopdev_ctx *lc,
 	 * backport of f2fed441c69b (0004): loopdev_read_state() read it.
 	 */
 	f->series = lc->state.stat.present;
-	if (uname(&u) == 0)
-		loopdev_copy_str(f->release, sizeof(f->release), u.release);
+	loopdev_copy_str(f->release, sizeof(f->release), kernel_release());
 	f->plain = lc->plain;
 	return 0;
 }

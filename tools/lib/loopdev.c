@@ -336,6 +336,28 @@ static void read_stat(struct loopdev_ctx *lc)
 	st->present = true;
 }
 
+/*
+ * What LOOP_GET_STATUS64 also tells: read from sysfs only when the
+ * device is not open (a user who may not open it).
+ */
+static int read_flags_sysfs(struct loopdev_ctx *lc, struct loopdev_state *s)
+{
+	int rc;
+
+	rc = loop_read_u64(lc, "loop/offset", &s->offset);
+	if (!rc)
+		rc = loop_read_u64(lc, "loop/sizelimit", &s->sizelimit);
+	if (!rc)
+		rc = loop_read_bool(lc, "loop/autoclear", &s->autoclear);
+	if (!rc)
+		rc = loop_read_bool(lc, "loop/partscan", &s->partscan);
+	if (!rc)
+		rc = loop_read_bool(lc, "loop/dio", &s->dio);
+	if (!rc)
+		rc = loop_read_bool(lc, "ro", &s->ro);
+	return rc;
+}
+
 int loopdev_read_state(struct loopdev_ctx *lc)
 {
 	struct loopdev_state *s = &lc->state;
@@ -348,31 +370,13 @@ int loopdev_read_state(struct loopdev_ctx *lc)
 	if (lc->nr < 0)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
-	rc = loop_sysfs_path(lc, "loop", path, sizeof(path));
-	if (rc)
-		return rc;
-	if (access(path, F_OK) < 0)
-		return errno == ENOENT ? 0 : -errno;
-
 	/*
-	 * The attributes vanish when the device is detached under us:
-	 * ENOENT then means "not bound".
+	 * The loop/ attributes exist while the device is bound, and vanish
+	 * when it is detached under us: ENOENT means "not bound".
 	 */
 	rc = loop_sysfs_path(lc, "loop/backing_file", path, sizeof(path));
 	if (!rc)
 		rc = read_file_str(path, s->back_file, sizeof(s->back_file));
-	if (!rc)
-		rc = loop_read_u64(lc, "loop/offset", &s->offset);
-	if (!rc)
-		rc = loop_read_u64(lc, "loop/sizelimit", &s->sizelimit);
-	if (!rc)
-		rc = loop_read_bool(lc, "loop/autoclear", &s->autoclear);
-	if (!rc)
-		rc = loop_read_bool(lc, "loop/partscan", &s->partscan);
-	if (!rc)
-		rc = loop_read_bool(lc, "loop/dio", &s->dio);
-	if (!rc)
-		rc = loop_read_bool(lc, "ro", &s->ro);
 	if (!rc)
 		rc = loop_read_u64(lc, "size", &s->size);
 	s->size *= 512;			/* sysfs counts 512-byte sectors */
@@ -380,6 +384,8 @@ int loopdev_read_state(struct loopdev_ctx *lc)
 		rc = loop_read_u64(lc, "queue/logical_block_size", &v);
 	if (!rc)
 		s->sector_size = (uint32_t)v;
+	if (!rc && lc->fd < 0)
+		rc = read_flags_sysfs(lc, s);
 	if (rc == -ENOENT) {
 		memset(s, 0, sizeof(*s));
 		return 0;

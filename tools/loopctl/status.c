@@ -294,8 +294,9 @@ static void status_device(struct libscols_table *tb, const struct output *o,
 	int rc = 0;
 
 	/* the inode of the backing file, when we may open it */
-	if (access(path, R_OK) == 0)
-		rc = loopdev_open(lc, O_RDONLY);
+	rc = loopdev_open(lc, O_RDONLY);
+	if (rc && rc != -ESTALE)
+		rc = 0;		/* no permission, no node: sysfs alone */
 	if (rc == -ESTALE) {
 		set_exit(report(path, rc, "status"));
 		return;
