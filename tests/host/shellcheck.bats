@@ -10,7 +10,8 @@ SCRIPTS=(
 	scripts/lib.sh scripts/demo scripts/demo-guest scripts/test
 	tests/bench/loop-ab tests/bench/loop-ab-guest tests/bench/loop-bench
 	tests/bench/nbcat-bench tests/bench/nbcat-latency tests/bench/run-all
-	tests/bench/stat-overhead tests/bench/loopctl-list-bench tests/vm/init
+	tests/bench/stat-overhead tests/bench/loopctl-list-bench
+	tests/bench/ext4-nowait-ab tests/bench/ext4-nowait-guest tests/vm/init
 	tests/vm/run tests/vm/debian-kernel
 	kernel/build-kernel .ci/run
 )
