@@ -66,23 +66,6 @@ static void usage(FILE *out)
 	      "1 error, 77 RWF_NOWAIT not supported (probe).\n", out);
 }
 
-static int parse_u64(const char *s, uint64_t *res)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -errno;
-	if (*end)
-		return -EINVAL;
-	*res = v;
-	return 0;
-}
-
 /* Open @path and fill @r; offsets come from argv when given. */
 static int range_open(struct cc_range *r, const char *path,
 		      const char *off, const char *len)
@@ -92,7 +75,7 @@ static int range_open(struct cc_range *r, const char *path,
 	memset(r, 0, sizeof(*r));
 	r->path = path;
 	r->pagesz = sysconf(_SC_PAGESIZE);
-	if (off && (parse_u64(off, &r->off) || parse_u64(len, &r->len))) {
+	if (off && (probe_parse_u64(off, &r->off) || probe_parse_u64(len, &r->len))) {
 		fprintf(stderr, "cachectl: invalid range: '%s' '%s'\n",
 			off, len);
 		return -EINVAL;

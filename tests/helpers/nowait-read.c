@@ -31,19 +31,6 @@ enum {
 /* 1 GiB: more than any test reads at once, small enough to allocate. */
 #define NR_MAX_LENGTH	(1ULL << 30)
 
-static int parse_u64(const char *s, unsigned long long *res)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*res = strtoull(s, &end, 10);
-	if (errno)
-		return -errno;
-	return *end ? -EINVAL : 0;
-}
-
 static const char *errno_name(int e)
 {
 	switch (e) {
@@ -64,12 +51,12 @@ static const char *errno_name(int e)
 
 int main(int argc, char **argv)
 {
-	unsigned long long off, len;
+	uint64_t off, len;
 	struct iovec iov;
 	ssize_t n;
 	int fd, e;
 
-	if (argc != 4 || parse_u64(argv[2], &off) || parse_u64(argv[3], &len) ||
+	if (argc != 4 || probe_parse_u64(argv[2], &off) || probe_parse_u64(argv[3], &len) ||
 	    !len || len > NR_MAX_LENGTH) {
 		fputs("Usage: nowait-read FILE OFFSET LENGTH\n"
 		      "(decimal bytes, 0 < LENGTH <= 1 GiB)\n", stderr);

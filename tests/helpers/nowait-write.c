@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +40,6 @@ enum {
 /* 64 MiB: more than any test writes at once. */
 #define NW_MAX_LENGTH	(64ULL << 20)
 
-static int parse_ull(const char *s, unsigned long long *res)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*res = strtoull(s, &end, 10);
-	if (errno)
-		return -errno;
-	return *end ? -EINVAL : 0;
-}
-
 static void usage(void)
 {
 	fputs("Usage: nowait-write [-d] [-t TRIES] FILE OFFSET LENGTH BYTE\n"
@@ -60,7 +48,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long long off, len, byte, tries = 1, i;
+	uint64_t off, len, byte, tries = 1, i;
 	int flags = RWF_NOWAIT, opt, fd, e = 0;
 	struct iovec iov;
 	ssize_t n = -1;
@@ -71,7 +59,7 @@ int main(int argc, char **argv)
 			flags |= RWF_DSYNC;
 			break;
 		case 't':
-			if (parse_ull(optarg, &tries) || !tries) {
+			if (probe_parse_u64(optarg, &tries) || !tries) {
 				usage();
 				return PROBE_EXIT_FAIL;
 			}
@@ -81,9 +69,9 @@ int main(int argc, char **argv)
 			return PROBE_EXIT_FAIL;
 		}
 	}
-	if (argc - optind != 4 || parse_ull(argv[optind + 1], &off) ||
-	    parse_ull(argv[optind + 2], &len) ||
-	    parse_ull(argv[optind + 3], &byte) || !len ||
+	if (argc - optind != 4 || probe_parse_u64(argv[optind + 1], &off) ||
+	    probe_parse_u64(argv[optind + 2], &len) ||
+	    probe_parse_u64(argv[optind + 3], &byte) || !len ||
 	    len > NW_MAX_LENGTH || byte > 255) {
 		usage();
 		return PROBE_EXIT_FAIL;
