@@ -291,12 +291,13 @@ static void status_device(struct libscols_table *tb, const struct output *o,
 			  struct loopdev_ctx *lc)
 {
 	const char *path = loopdev_get_path(lc);
-	int rc = 0;
+	int rc;
 
-	/* the inode of the backing file, when we may open it */
+	/*
+	 * The inode of the backing file, when we may open the device; with
+	 * no permission or no node, loopdev_read_state() asks sysfs alone.
+	 */
 	rc = loopdev_open(lc, O_RDONLY);
-	if (rc && rc != -ESTALE)
-		rc = 0;		/* no permission, no node: sysfs alone */
 	if (rc == -ESTALE) {
 		set_exit(report(path, rc, "status"));
 		return;
